@@ -1,0 +1,75 @@
+//===- Quantization.cpp - QuantizeLinear and DequantizeLinear handlers -----===//
+
+#include "frontend/NodeContext.h"
+#include "frontend/OpTable.h"
+
+#include "onnx/onnx.pb.h"
+
+using namespace mlir;
+
+namespace kiln::frontend {
+namespace {
+
+/// Scale, zero point (a zero of `zeroElement` when absent) and normalized axis.
+llvm::Error quantParams(NodeContext &ctx, Type zeroElement, SmallVectorImpl<Value> &operands,
+                        SmallVectorImpl<NamedAttribute> &attrs) {
+  if (ctx.attrInt("block_size", 0) != 0)
+    return ctx.error("blocked quantization (block_size) is not supported");
+  auto x = ctx.input(0), scale = ctx.input(1);
+  if (!x)
+    return x.takeError();
+  if (!scale)
+    return scale.takeError();
+  operands.push_back(*x);
+  operands.push_back(*scale);
+  if (ctx.hasInput(2)) {
+    auto zero = ctx.input(2);
+    if (!zero)
+      return zero.takeError();
+    operands.push_back(*zero);
+  } else {
+    HostTensor zero;
+    zero.shape.assign(ctx.inputType(1).getShape().begin(), ctx.inputType(1).getShape().end());
+    zero.values.assign(ctx.inputType(1).getNumElements(), 0);
+    operands.push_back(ctx.constant(zero, zeroElement));
+  }
+  // The axis matters only for per-axis parameters (a scale with more than one element).
+  int64_t axis = 0;
+  if (ctx.inputType(1).getNumElements() > 1) {
+    auto normalized = nodeAxis(ctx, ctx.attrInt("axis", 1), ctx.inputType(0).getRank());
+    if (!normalized)
+      return normalized.takeError();
+    axis = *normalized;
+  }
+  attrs.push_back(ctx.i64("axis", axis));
+  return llvm::Error::success();
+}
+
+llvm::Error importQuantize(NodeContext &ctx) {
+  Type zeroElement = ctx.hasInput(2) ? ctx.inputType(2).getElementType()
+                                     : IntegerType::get(ctx.context(), 8, IntegerType::Unsigned);
+  SmallVector<Value> operands;
+  SmallVector<NamedAttribute> attrs;
+  if (auto err = quantParams(ctx, zeroElement, operands, attrs))
+    return err;
+  attrs.push_back(ctx.boolean("saturate", ctx.attrInt("saturate", 1) != 0));
+  return ctx.buildInto0("quantize", operands, attrs, {ctx.inputType(0).clone(zeroElement)});
+}
+
+llvm::Error importDequantize(NodeContext &ctx) {
+  SmallVector<Value> operands;
+  SmallVector<NamedAttribute> attrs;
+  if (auto err = quantParams(ctx, ctx.inputType(0).getElementType(), operands, attrs))
+    return err;
+  return ctx.buildInto0("dequantize", operands, attrs,
+                        {ctx.inputType(0).clone(ctx.inputType(1).getElementType())});
+}
+
+} // namespace
+
+void registerQuantizationOps(OpTable &table) {
+  table.add("QuantizeLinear", 10, kMaxOpset, importQuantize);
+  table.add("DequantizeLinear", 10, kMaxOpset, importDequantize);
+}
+
+} // namespace kiln::frontend

@@ -1,0 +1,28 @@
+//===- KilnOps.h - kiln dialect ops ----------------------------*- C++ -*-===//
+#ifndef KILN_IR_KILNOPS_H
+#define KILN_IR_KILNOPS_H
+
+#include "ir/KilnDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace kiln {
+
+/// Result type of an elementwise op with numpy broadcasting over `operands` (all of one element
+/// type); `resultElement` overrides the element type (i1 for comparisons) when set.
+llvm::LogicalResult inferBroadcastResult(std::optional<mlir::Location> location,
+                                         mlir::ValueRange operands, mlir::Type resultElement,
+                                         llvm::SmallVectorImpl<mlir::Type> &inferred);
+
+} // namespace kiln
+
+#define GET_OP_CLASSES
+#include "ir/KilnOps.h.inc"
+
+#endif // KILN_IR_KILNOPS_H

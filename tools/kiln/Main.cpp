@@ -1,0 +1,49 @@
+//===- Main.cpp - the kiln command-line tool -------------------------------===//
+//
+// `kiln <command> [options]`. Each command parses its own options and prints its own --help.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+namespace {
+
+const char *const kMainHelp = R"(kiln - compile ONNX models into static-shape plans for NVIDIA GPUs
+
+USAGE: kiln <command> [options]
+
+COMMANDS:
+  import    Import an ONNX model into the kiln MLIR dialect (every shape static)
+
+Run 'kiln <command> --help' for a command's options.
+
+OPTIONS:
+  --help      Show this help
+  --version   Show the compiler version
+)";
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    llvm::outs() << kMainHelp;
+    return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    llvm::outs() << "kiln " << KILN_VERSION << "\n";
+    return 0;
+  }
+  std::vector<std::string> args(argv + 2, argv + argc);
+  std::string command = argv[1];
+  if (command == "import")
+    return kiln::cli::runImport(args);
+  llvm::errs() << "kiln: unknown command '" << command << "'; run 'kiln --help' for the list\n";
+  return 2;
+}
