@@ -149,8 +149,21 @@ LogicalResult ClipOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
 // Convolution, pooling, normalization
 //===----------------------------------------------------------------------===//
 
+/// Weight, bias and other parameters must share the input's element type.
+static LogicalResult checkSameElements(StringRef name, std::optional<Location> location,
+                                       Value input, std::initializer_list<Value> params) {
+  for (Value p : params)
+    if (p && elementOf(p) != elementOf(input))
+      return emitOptionalError(location, "'kiln.", name, "': operand element type ", elementOf(p),
+                               " differs from the input's ", elementOf(input));
+  return success();
+}
+
 LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                        Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  if (failed(checkSameElements("conv", location, adaptor.getInput(),
+                               {adaptor.getWeight(), adaptor.getBias()})))
+    return failure();
   auto shape = convShape(shapeOf(adaptor.getInput()), shapeOf(adaptor.getWeight()),
                          adaptor.getStrides(), adaptor.getDilations(), adaptor.getPads(),
                          (int64_t)adaptor.getGroup());
@@ -161,6 +174,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
 
 LogicalResult ConvTransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                                 Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  if (failed(checkSameElements("conv_transpose", location, adaptor.getInput(),
+                               {adaptor.getWeight(), adaptor.getBias()})))
+    return failure();
   auto shape = convTransposeShape(shapeOf(adaptor.getInput()), shapeOf(adaptor.getWeight()),
                                   adaptor.getStrides(), adaptor.getDilations(), adaptor.getPads(),
                                   adaptor.getOutputPadding(), (int64_t)adaptor.getGroup());
@@ -266,6 +282,9 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   if (axis < 0 || axis >= (int64_t)in.size())
     return emitOptionalError(location, "'kiln.layer_norm': axis ", axis,
                              " must be in [0, rank) after import");
+  if (failed(checkSameElements("layer_norm", location, adaptor.getInput(),
+                               {adaptor.getScale(), adaptor.getBias()})))
+    return failure();
   ArrayRef<int64_t> normalized = in.drop_front(axis);
   for (Value p : {adaptor.getScale(), adaptor.getBias()}) {
     if (!p)
@@ -300,6 +319,8 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
   ArrayRef<int64_t> a = shapeOf(adaptor.getA()), b = shapeOf(adaptor.getB());
   if (a.size() != 2 || b.size() != 2)
     return emitOptionalError(location, "'kiln.gemm': A and B must be 2-d");
+  if (failed(checkSameElements("gemm", location, adaptor.getA(), {adaptor.getB(), adaptor.getC()})))
+    return failure();
   int64_t m = adaptor.getTransA() ? a[1] : a[0], ka = adaptor.getTransA() ? a[0] : a[1];
   int64_t kb = adaptor.getTransB() ? b[1] : b[0], n = adaptor.getTransB() ? b[0] : b[1];
   if (ka != kb)
@@ -322,8 +343,11 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   if (adaptor.getInputs().empty())
     return emitOptionalError(location, "'kiln.einsum': needs at least one operand");
   SmallVector<ArrayRef<int64_t>> shapes;
-  for (Value v : adaptor.getInputs())
+  for (Value v : adaptor.getInputs()) {
+    if (elementOf(v) != elementOf(adaptor.getInputs().front()))
+      return emitOptionalError(location, "'kiln.einsum': operand element types differ");
     shapes.push_back(shapeOf(v));
+  }
   return pushShape(location, "einsum", einsumShape(adaptor.getEquation(), shapes),
                    elementOf(adaptor.getInputs().front()), inferred);
 }
@@ -454,6 +478,9 @@ LogicalResult PadOp::verify() {
     return emitOpError("result and padding value must have the input's element type");
   if (tensorType(getValue()).getRank() != 0)
     return emitOpError("padding value must be rank 0");
+  if (shapeOf(getPads()) != ArrayRef<int64_t>{2 * tensorType(getInput()).getRank()})
+    return emitOpError() << "pads must have shape [" << 2 * tensorType(getInput()).getRank()
+                         << "] (begins then ends of every axis)";
   if (auto pads = constantInts(getPads()))
     return verifyResultShape(*this, getOutput(), padShape(shapeOf(getInput()), *pads));
   if (tensorType(getInput()).getRank() != tensorType(getOutput()).getRank())
@@ -635,6 +662,8 @@ LogicalResult QuantizeOp::verify() {
     return emitOpError("result must have the input's shape");
   if (elementOf(getZeroPoint()) != elementOf(getOutput()))
     return emitOpError("zero_point must have the result's element type");
+  if (failed(verifySameElement(*this, getInput(), getScale(), "scale")))
+    return failure();
   return verifyQuantParams(*this, getInput(), getScale(), getZeroPoint(), (int64_t)getAxis());
 }
 

@@ -431,12 +431,16 @@ ShapeOrError einsumShape(llvm::StringRef equation, ArrayRef<ArrayRef<int64_t>> i
         out.push_back(sizes[c]);
     return out;
   }
+  std::string seenLabels;
   for (size_t i = 0; i < rhs.size(); ++i) {
     if (rhs.substr(i).starts_with("...")) {
       out.append(ellipsis.begin(), ellipsis.end());
       i += 2;
       continue;
     }
+    if (seenLabels.find(rhs[i]) != std::string::npos)
+      return shapeError(std::string("einsum output label '") + rhs[i] + "' is repeated");
+    seenLabels += rhs[i];
     auto it = sizes.find(rhs[i]);
     if (it == sizes.end())
       return shapeError(std::string("einsum output label '") + rhs[i] + "' is not an input label");

@@ -265,3 +265,21 @@ func.func @layer_norm_scale_too_big(%x: tensor<1x128x768xf32>, %s: tensor<128x76
   %0 = kiln.layer_norm %x, %s {axis = 2 : i64} : (tensor<1x128x768xf32>, tensor<128x768xf32>) -> tensor<1x128x768xf32>
   return %0 : tensor<1x128x768xf32>
 }
+
+// -----
+
+func.func @conv_mixed_weight_type(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf16>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+2 {{'kiln.conv': operand element type 'f16' differs from the input's 'f32'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf16>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @depth_to_space_huge_blocksize(%x: tensor<1x64x8x8xf32>) -> tensor<1x16x16x16xf32> {
+  // expected-error @+2 {{depth_to_space needs a rank-4 input whose channels divide by blocksize^2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.depth_to_space %x {blocksize = 4294967296 : i64} : (tensor<1x64x8x8xf32>) -> tensor<1x16x16x16xf32>
+  return %0 : tensor<1x16x16x16xf32>
+}

@@ -301,7 +301,7 @@ func.func @pad_constant_shape(%x: tensor<1x3x224x224xf32>, %v: tensor<f32>) -> t
 
 func.func @pad_count(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<4x3xf32> {
   %pads = kiln.constant dense<[1, 1]> : tensor<2xi64>
-  // expected-error @+1 {{'kiln.pad' op pads needs 4 values (2 x rank), got 2}}
+  // expected-error @+1 {{'kiln.pad' op pads must have shape [4] (begins then ends of every axis)}}
   %0 = kiln.pad %x, %pads, %v : (tensor<2x3xf32>, tensor<2xi64>, tensor<f32>) -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
@@ -516,4 +516,12 @@ func.func @resize_bad_mode(%x: tensor<1x3x32x32xf32>) -> tensor<1x3x64x64xf32> {
   // expected-error @+1 {{'kiln.resize' op attribute 'mode' failed to satisfy constraint: string attribute one of: nearest, linear, cubic}}
   %0 = kiln.resize %x {mode = "bilinear"} : (tensor<1x3x32x32xf32>) -> tensor<1x3x64x64xf32>
   return %0 : tensor<1x3x64x64xf32>
+}
+
+// -----
+
+func.func @pad_wrong_pads_length(%x: tensor<2x3xf32>, %p: tensor<3xi64>, %v: tensor<f32>) -> tensor<5x5xf32> {
+  // expected-error @+1 {{pads must have shape [4] (begins then ends of every axis)}}
+  %0 = kiln.pad %x, %p, %v : (tensor<2x3xf32>, tensor<3xi64>, tensor<f32>) -> tensor<5x5xf32>
+  return %0 : tensor<5x5xf32>
 }

@@ -169,3 +169,30 @@ func.func @softmax_int(%x: tensor<2x128xi32>) -> tensor<2x128xi32> {
   %0 = kiln.softmax %x {axis = 1 : i64} : tensor<2x128xi32>
   return %0 : tensor<2x128xi32>
 }
+
+// -----
+
+func.func @gemm_mixed_types(%a: tensor<4x8xf32>, %b: tensor<8x3xf16>) -> tensor<4x3xf32> {
+  // expected-error @+2 {{'kiln.gemm': operand element type 'f16' differs from the input's 'f32'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.gemm %a, %b : (tensor<4x8xf32>, tensor<8x3xf16>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @einsum_mixed_types(%a: tensor<4x8xf32>, %b: tensor<8x3xi8>) -> tensor<4x3xf32> {
+  // expected-error @+2 {{'kiln.einsum': operand element types differ}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<4x8xf32>, tensor<8x3xi8>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @einsum_repeated_output(%a: tensor<3x4xf32>) -> tensor<3x3xf32> {
+  // expected-error @+2 {{einsum output label 'i' is repeated}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.einsum %a {equation = "ij->ii"} : (tensor<3x4xf32>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}

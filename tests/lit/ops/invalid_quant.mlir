@@ -88,3 +88,11 @@ func.func @quantize_to_float(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<f16>
   %0 = kiln.quantize %x, %s, %z : (tensor<4xf32>, tensor<f32>, tensor<f16>) -> tensor<4xf16>
   return %0 : tensor<4xf16>
 }
+
+// -----
+
+func.func @quantize_scale_type(%x: tensor<4x8xf32>, %s: tensor<f16>, %z: tensor<i8>) -> tensor<4x8xi8> {
+  // expected-error @+1 {{scale element type 'f16' differs from the input's 'f32'}}
+  %0 = kiln.quantize %x, %s, %z : (tensor<4x8xf32>, tensor<f16>, tensor<i8>) -> tensor<4x8xi8>
+  return %0 : tensor<4x8xi8>
+}
