@@ -211,7 +211,7 @@ llvm::Expected<bool> foldNode(NodeContext &ctx) {
       "Identity", "Cast", "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Equal", "Less", "Greater",
       "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Where", "Min", "Max", "Floor", "Ceil",
       "Sqrt", "Gather", "Concat", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Slice", "Range",
-      "ConstantOfShape"});
+      "ConstantOfShape", "Mod"});
   if (!foldable.contains(op))
     return false;
   llvm::SmallVector<const HostTensor *, 4> in;
@@ -266,6 +266,20 @@ llvm::Expected<bool> foldNode(NodeContext &ctx) {
           return ctx.error("integer division by zero in a constant subgraph");
     return define(binary([&](auto a, auto b) { return isFloat ? a / b : std::trunc(a / b); },
                          x.onnxType));
+  }
+  if (op == "Mod") {
+    bool fmod = ctx.attrInt("fmod", 0) != 0;
+    if (!isFloat)
+      for (long double v : in[1]->values)
+        if (v == 0)
+          return ctx.error("integer modulo by zero in a constant subgraph");
+    return define(binary([&](long double a, long double b) {
+      long double r = std::fmod(a, b);
+      // Without fmod the remainder takes the divisor's sign (Python's %).
+      if (!fmod && r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+      return r;
+    }, x.onnxType));
   }
   if (op == "Equal") return define(binary([](auto a, auto b) { return a == b; }, TP::BOOL));
   if (op == "Less") return define(binary([](auto a, auto b) { return a < b; }, TP::BOOL));

@@ -93,36 +93,6 @@ llvm::Error makeError(const llvm::Twine &msg) {
 
 std::string errnoText(int err) { return std::strerror(err); }
 
-const char *dataTypeName(int32_t dataType) {
-  switch (dataType) {
-  case 0: return "UNDEFINED";
-  case 1: return "FLOAT";
-  case 2: return "UINT8";
-  case 3: return "INT8";
-  case 4: return "UINT16";
-  case 5: return "INT16";
-  case 6: return "INT32";
-  case 7: return "INT64";
-  case 8: return "STRING";
-  case 9: return "BOOL";
-  case 10: return "FLOAT16";
-  case 11: return "DOUBLE";
-  case 12: return "UINT32";
-  case 13: return "UINT64";
-  case 14: return "COMPLEX64";
-  case 15: return "COMPLEX128";
-  case 16: return "BFLOAT16";
-  case 17: return "FLOAT8E4M3FN";
-  case 18: return "FLOAT8E4M3FNUZ";
-  case 19: return "FLOAT8E5M2";
-  case 20: return "FLOAT8E5M2FNUZ";
-  case 21: return "UINT4";
-  case 22: return "INT4";
-  case 23: return "FLOAT4E2M1";
-  case 24: return "FLOAT8E8M0";
-  default: return "unknown";
-  }
-}
 
 std::string formatDims(llvm::ArrayRef<int64_t> dims) {
   std::string out = "[";
@@ -253,6 +223,37 @@ llvm::Error notRegularError(const std::string &prefix, mode_t mode) {
 
 } // namespace
 
+const char *onnxTypeName(int32_t dataType) {
+  switch (dataType) {
+  case 0: return "UNDEFINED";
+  case 1: return "FLOAT";
+  case 2: return "UINT8";
+  case 3: return "INT8";
+  case 4: return "UINT16";
+  case 5: return "INT16";
+  case 6: return "INT32";
+  case 7: return "INT64";
+  case 8: return "STRING";
+  case 9: return "BOOL";
+  case 10: return "FLOAT16";
+  case 11: return "DOUBLE";
+  case 12: return "UINT32";
+  case 13: return "UINT64";
+  case 14: return "COMPLEX64";
+  case 15: return "COMPLEX128";
+  case 16: return "BFLOAT16";
+  case 17: return "FLOAT8E4M3FN";
+  case 18: return "FLOAT8E4M3FNUZ";
+  case 19: return "FLOAT8E5M2";
+  case 20: return "FLOAT8E5M2FNUZ";
+  case 21: return "UINT4";
+  case 22: return "INT4";
+  case 23: return "FLOAT4E2M1";
+  case 24: return "FLOAT8E8M0";
+  default: return "unknown";
+  }
+}
+
 size_t onnxElementByteSize(int32_t dataType) {
   switch (dataType) {
   case 1: // FLOAT
@@ -291,7 +292,7 @@ llvm::Expected<uint64_t> expectedTensorBytes(llvm::StringRef tensorName,
                                              llvm::ArrayRef<int64_t> dims, int32_t dataType) {
   size_t elemSize = onnxElementByteSize(dataType);
   if (elemSize == 0)
-    return makeError(tensorLabel(tensorName) + ": data type " + dataTypeName(dataType) + " (" +
+    return makeError(tensorLabel(tensorName) + ": data type " + onnxTypeName(dataType) + " (" +
                      llvm::Twine(dataType) +
                      ") has no fixed element byte size; external/raw data is supported only "
                      "for fixed-size numeric types");
@@ -318,7 +319,7 @@ llvm::Expected<uint64_t> expectedTensorBytes(llvm::StringRef tensorName,
   if (__builtin_mul_overflow(count, static_cast<uint64_t>(elemSize), &bytes) ||
       bytes > kInt64Max || bytes > std::numeric_limits<size_t>::max())
     return makeError(tensorLabel(tensorName) + ": byte size of dims " + formatDims(dims) +
-                     " with " + llvm::Twine(elemSize) + "-byte " + dataTypeName(dataType) +
+                     " with " + llvm::Twine(elemSize) + "-byte " + onnxTypeName(dataType) +
                      " elements overflows a 64-bit integer; the tensor's dims are corrupt");
   return bytes;
 }
@@ -408,7 +409,7 @@ llvm::Expected<std::vector<char>> readExternalData(llvm::StringRef modelDir,
   if (haveLength && length != expected)
     return makeError(prefix + ": length " + llvm::Twine(length) + " does not match the " +
                      llvm::Twine(expected) + " bytes the tensor needs (dims " +
-                     formatDims(dims) + " of " + dataTypeName(tensor.data_type()) + ", " +
+                     formatDims(dims) + " of " + onnxTypeName(tensor.data_type()) + ", " +
                      llvm::Twine(onnxElementByteSize(tensor.data_type())) +
                      " bytes each); fix the 'length' entry or the tensor's dims/data_type");
 

@@ -42,6 +42,9 @@ namespace kiln::frontend {
 /// if the type has no fixed byte size (STRING, UNDEFINED, the 4-bit types, unknown values).
 size_t onnxElementByteSize(int32_t dataType);
 
+/// Name of an ONNX data type for messages ("FLOAT", "FLOAT8E4M3FN", "unknown").
+const char *onnxTypeName(int32_t dataType);
+
 /// Number of bytes a tensor with `dims` and element type `dataType` must hold: the product of the
 /// dims times the element size. Fails -- never overflows silently -- on a negative dim, a product
 /// that overflows int64 / size_t, or an element type without a fixed size. The error text names

@@ -40,6 +40,31 @@ llvm::Expected<Value> NodeContext::input(size_t i) {
   return graph_.materialize(node_.input(i));
 }
 
+llvm::Expected<SmallVector<Value>> NodeContext::inputs(size_t count, size_t required) {
+  SmallVector<Value> values;
+  for (size_t i = 0; i < std::min(count, numInputs()); ++i) {
+    if (i >= required && !hasInput(i))
+      continue;
+    auto v = input(i);
+    if (!v)
+      return v.takeError();
+    values.push_back(*v);
+  }
+  if (required != SIZE_MAX && values.size() < std::min(required, count))
+    return error(llvm::formatv("needs at least {0} inputs, has {1}", required, values.size()));
+  return values;
+}
+
+llvm::Expected<Value> NodeContext::asScalar(Value v, llvm::StringRef what) {
+  auto type = llvm::cast<RankedTensorType>(v.getType());
+  if (type.getRank() == 0)
+    return v;
+  if (type.getNumElements() != 1)
+    return error("input '" + what + "' must hold one value, got shape " +
+                 formatShape(type.getShape()));
+  return buildValue("reshape", {v}, {}, {RankedTensorType::get({}, type.getElementType())});
+}
+
 RankedTensorType NodeContext::inputType(size_t i) const {
   const ValueEntry *e = hasInput(i) ? graph_.lookup(node_.input(i)) : nullptr;
   return e ? e->type : RankedTensorType();
@@ -195,12 +220,21 @@ llvm::Expected<Operation *> NodeContext::build(llvm::StringRef opName, ValueRang
   return op;
 }
 
-llvm::Error NodeContext::buildInto0(llvm::StringRef opName, ValueRange operands,
-                                    llvm::ArrayRef<NamedAttribute> attrs, TypeRange resultTypes) {
+llvm::Expected<Value> NodeContext::buildValue(llvm::StringRef opName, ValueRange operands,
+                                              llvm::ArrayRef<NamedAttribute> attrs,
+                                              TypeRange resultTypes) {
   auto op = build(opName, operands, attrs, resultTypes);
   if (!op)
     return op.takeError();
-  setOutput(0, (*op)->getResult(0));
+  return (*op)->getResult(0);
+}
+
+llvm::Error NodeContext::buildInto0(llvm::StringRef opName, ValueRange operands,
+                                    llvm::ArrayRef<NamedAttribute> attrs, TypeRange resultTypes) {
+  auto value = buildValue(opName, operands, attrs, resultTypes);
+  if (!value)
+    return value.takeError();
+  setOutput(0, *value);
   return llvm::Error::success();
 }
 

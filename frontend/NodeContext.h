@@ -44,6 +44,13 @@ public:
   bool hasInput(size_t i) const;
   llvm::Expected<mlir::Value> input(size_t i);
   mlir::RankedTensorType inputType(size_t i) const;
+  /// Inputs [0, count) as values (count = all); absent inputs at positions >= `required` are
+  /// optional and skipped, absent ones below it are an error.
+  llvm::Expected<llvm::SmallVector<mlir::Value>> inputs(size_t count = SIZE_MAX,
+                                                        size_t required = SIZE_MAX);
+  /// `v` as a rank-0 tensor: as it is when rank 0, reshaped when it holds one element (ONNX
+  /// often passes scalars as shape [1]); `what` names the input in the error otherwise.
+  llvm::Expected<mlir::Value> asScalar(mlir::Value v, llvm::StringRef what);
   /// The host value of input i when it is a constant (initializer or folded), else null.
   const HostTensor *constantInput(size_t i) const;
   /// Input i as integers; an error saying the input must be a constant otherwise.
@@ -80,6 +87,10 @@ public:
   llvm::Expected<mlir::Operation *> build(llvm::StringRef opName, mlir::ValueRange operands,
                                           llvm::ArrayRef<mlir::NamedAttribute> attrs = {},
                                           mlir::TypeRange resultTypes = {});
+  /// build() of a single-result op, returning that result.
+  llvm::Expected<mlir::Value> buildValue(llvm::StringRef opName, mlir::ValueRange operands,
+                                         llvm::ArrayRef<mlir::NamedAttribute> attrs = {},
+                                         mlir::TypeRange resultTypes = {});
   /// build() with one result, stored as output 0.
   llvm::Error buildInto0(llvm::StringRef opName, mlir::ValueRange operands,
                          llvm::ArrayRef<mlir::NamedAttribute> attrs = {},

@@ -42,19 +42,6 @@ const llvm::fltSemantics *floatSemantics(int32_t onnxType) {
 
 } // namespace
 
-std::string onnxTypeName(int32_t dataType) {
-  if (onnx::TensorProto::DataType_IsValid(dataType))
-    return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(dataType));
-  switch (dataType) {
-  case 17: return "FLOAT8E4M3FN";
-  case 18: return "FLOAT8E4M3FNUZ";
-  case 19: return "FLOAT8E5M2";
-  case 20: return "FLOAT8E5M2FNUZ";
-  case 21: return "UINT4";
-  case 22: return "INT4";
-  default: return "data type " + std::to_string(dataType);
-  }
-}
 
 llvm::Expected<Type> convertElementType(MLIRContext &ctx, int32_t dataType) {
   using TP = onnx::TensorProto;
@@ -75,7 +62,7 @@ llvm::Expected<Type> convertElementType(MLIRContext &ctx, int32_t dataType) {
   case TP::UINT64: return IntegerType::get(&ctx, 64, IntegerType::Unsigned);
   default:
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "element type " + onnxTypeName(dataType) +
+                                   "element type " + std::string(onnxTypeName(dataType)) +
                                        " is not supported by Kiln (supported: float, double, "
                                        "float16, bfloat16, float8e4m3fn, bool, int8-64, uint8-64)");
   }

@@ -26,9 +26,6 @@ namespace kiln::frontend {
 /// MLIR element type of an ONNX TensorProto::DataType, or an error naming the type.
 llvm::Expected<mlir::Type> convertElementType(mlir::MLIRContext &context, int32_t dataType);
 
-/// Name of an ONNX data type for messages ("FLOAT", "STRING", ...).
-std::string onnxTypeName(int32_t dataType);
-
 /// A decoded tensor: its type and its elements as packed little-endian bytes (one byte per bool).
 struct RawTensor {
   mlir::RankedTensorType type;

@@ -9,6 +9,7 @@
 #include "ir/ShapeRules.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -119,6 +120,25 @@ LogicalResult inferBroadcastResult(std::optional<Location> location, ValueRange 
 //===----------------------------------------------------------------------===//
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult ConstantOp::verify() {
+  // A resource blob must hold exactly the tensor's bytes, or every reader runs past its end.
+  auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(getValue());
+  if (!resource)
+    return success();
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  if (!blob)
+    return success(); // Not loaded (e.g. parsed with resources elided): nothing to check.
+  auto type = llvm::cast<RankedTensorType>(resource.getType());
+  int64_t bits = type.getElementTypeBitWidth();
+  if (bits == 1)
+    return emitOpError("i1 constants must be dense, not resource blobs");
+  int64_t expected = type.getNumElements() * (bits / 8);
+  if ((int64_t)blob->getData().size() != expected)
+    return emitOpError() << "resource blob holds " << blob->getData().size() << " bytes, but "
+                         << type << " needs " << expected;
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // Elementwise
@@ -426,8 +446,16 @@ LogicalResult SliceOp::verify() {
       tensorType(getInput()).getRank() != tensorType(getOutput()).getRank())
     return emitOpError("result must have the input's element type and rank");
   for (Value p : {getStarts(), getEnds(), getAxes(), getSteps()})
-    if (tensorType(p).getRank() != 1)
-      return emitOpError("starts, ends, axes and steps must be 1-d");
+    if (tensorType(p).getRank() != 1 || shapeOf(p) != shapeOf(getStarts()))
+      return emitOpError() << "starts, ends, axes and steps must be 1-d tensors of one length, got "
+                           << formatShape(shapeOf(getStarts())) << ", "
+                           << formatShape(shapeOf(getEnds())) << ", "
+                           << formatShape(shapeOf(getAxes())) << " and "
+                           << formatShape(shapeOf(getSteps()));
+  for (auto [in, out] : llvm::zip(shapeOf(getInput()), shapeOf(getOutput())))
+    if (out > in)
+      return emitOpError() << "result shape " << formatShape(shapeOf(getOutput()))
+                           << " is larger than the input's " << formatShape(shapeOf(getInput()));
   auto starts = constantInts(getStarts()), ends = constantInts(getEnds()),
        axes = constantInts(getAxes()), steps = constantInts(getSteps());
   if (!starts || !ends || !axes || !steps)
@@ -441,6 +469,14 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return pushShape(location, "gather",
                    gatherShape(shapeOf(adaptor.getInput()), shapeOf(adaptor.getIndices()),
                                (int64_t)adaptor.getAxis()),
+                   elementOf(adaptor.getInput()), inferred);
+}
+
+LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                           Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  return pushShape(location, "gather_nd",
+                   gatherNDShape(shapeOf(adaptor.getInput()), shapeOf(adaptor.getIndices()),
+                                 (int64_t)adaptor.getBatchDims()),
                    elementOf(adaptor.getInput()), inferred);
 }
 
@@ -577,9 +613,14 @@ static LogicalResult verifyReduce(OpT op) {
       return op.emitOpError("axes must be 1-d");
     axes = constantInts(axesValue);
     if (!axes) {
-      int64_t inRank = op.getInput().getType().getRank(), outRank = op.getOutput().getType().getRank();
-      if (op.getKeepdims() ? inRank != outRank : outRank > inRank)
+      ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op.getOutput());
+      if (op.getKeepdims() ? in.size() != out.size() : out.size() > in.size())
         return op.emitOpError("result rank does not fit keepdims");
+      if (op.getKeepdims())
+        for (auto [i, o] : llvm::zip(in, out))
+          if (o != i && o != 1)
+            return op.emitOpError() << "with keepdims every result dim is the input's or 1, got "
+                                    << formatShape(out) << " for input " << formatShape(in);
       return success();
     }
   }

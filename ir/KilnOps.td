@@ -71,6 +71,7 @@ def Kiln_ConstantOp : Kiln_Op<"constant", [ConstantLike, Pure,
   let results = (outs Kiln_Tensor:$output);
   let assemblyFormat = "$value attr-dict";
   let hasFolder = 1;
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -106,6 +107,19 @@ def Kiln_NegOp : Kiln_UnaryOp<"neg", Kiln_NumericTensor, "-x">;
 def Kiln_AbsOp : Kiln_UnaryOp<"abs", Kiln_NumericTensor, "|x|">;
 def Kiln_SignOp : Kiln_UnaryOp<"sign", Kiln_NumericTensor, "-1, 0 or 1 by the sign of x">;
 def Kiln_NotOp : Kiln_UnaryOp<"not", Kiln_BoolTensor, "logical not">;
+
+class Kiln_FloatTestOp<string mnemonic, string summaryText, dag attrs>
+    : Kiln_Op<mnemonic, [Pure, SameOperandsAndResultShape]> {
+  let summary = summaryText;
+  let description = "Elementwise test of a float; the result is i1 of the operand's shape.";
+  let arguments = !con((ins Kiln_FloatTensor:$input), attrs);
+  let results = (outs Kiln_BoolTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+def Kiln_IsNaNOp : Kiln_FloatTestOp<"is_nan", "x is NaN", (ins)>;
+def Kiln_IsInfOp : Kiln_FloatTestOp<"is_inf", "x is +inf (detect_positive) or -inf (detect_negative)",
+    (ins DefaultValuedAttr<BoolAttr, "true">:$detect_negative,
+         DefaultValuedAttr<BoolAttr, "true">:$detect_positive)>;
 
 class Kiln_UnaryAttrOp<string mnemonic, string summaryText, dag attrs>
     : Kiln_UnaryOp<mnemonic, Kiln_FloatTensor, summaryText> {
@@ -162,6 +176,11 @@ def Kiln_DivOp : Kiln_ArithOp<"div", Kiln_NumericTensor,
 def Kiln_PowOp : Kiln_ArithOp<"pow", Kiln_NumericTensor, "lhs ** rhs">;
 def Kiln_MinOp : Kiln_ArithOp<"min", Kiln_NumericTensor, "elementwise minimum (NaN wins)">;
 def Kiln_MaxOp : Kiln_ArithOp<"max", Kiln_NumericTensor, "elementwise maximum (NaN wins)">;
+def Kiln_ModOp : Kiln_ArithOp<"mod", Kiln_NumericTensor,
+    "remainder: with the divisor's sign, or C fmod (the dividend's sign) with `fmod`"> {
+  let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$fmod);
+}
 def Kiln_PReluOp : Kiln_ArithOp<"prelu", Kiln_NumericTensor,
                                 "lhs if lhs >= 0 else rhs * lhs (rhs is the slope)">;
 def Kiln_AndOp : Kiln_ArithOp<"and", Kiln_BoolTensor, "logical and">;
@@ -432,6 +451,19 @@ def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Pure, InferTypeOpAdaptor
   let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
 }
 
+def Kiln_GatherNDOp : Kiln_Op<"gather_nd", [Pure, InferTypeOpAdaptor]> {
+  let summary = "gathers slices of `input` at the index tuples in the last axis of `indices`";
+  let description = [{
+    ONNX GatherND: the first `batch_dims` axes of input and indices are batch axes; each
+    index tuple (the last axis of `indices`, i64) addresses the next axes of `input`. Result
+    shape: `indices.shape[:-1] + input.shape[batch_dims + indices.shape[-1]:]`.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, Kiln_I64Tensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$batch_dims);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
+}
+
 def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
   let summary = "numpy broadcast of the input to the result's static shape";
   let arguments = (ins Kiln_Tensor:$input);
@@ -513,7 +545,7 @@ def Kiln_ResizeOp : Kiln_Op<"resize", [Pure, AttrSizedOperandSegments]> {
     scale ONNX's coordinate transforms use; without it the scale is output / input size. `roi`
     (1-d, begins then ends) serves `tf_crop_and_resize`.
   }];
-  let arguments = (ins Kiln_FloatTensor:$input, Optional<Kiln_FloatTensor>:$scales,
+  let arguments = (ins Kiln_FloatTensor:$input, Optional<StaticShapeTensorOf<[F32]>>:$scales,
       Optional<Kiln_FloatTensor>:$roi,
       Kiln_StrEnum<["nearest", "linear", "cubic"], "nearest">:$mode,
       Kiln_StrEnum<["half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",

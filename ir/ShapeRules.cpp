@@ -315,6 +315,25 @@ ShapeOrError gatherShape(ArrayRef<int64_t> input, ArrayRef<int64_t> indices, int
   return out;
 }
 
+ShapeOrError gatherNDShape(ArrayRef<int64_t> input, ArrayRef<int64_t> indices, int64_t batchDims) {
+  int64_t inRank = input.size(), idxRank = indices.size();
+  if (idxRank < 1 || batchDims < 0 || batchDims >= std::min(inRank, idxRank))
+    return shapeError(llvm::formatv("gather_nd needs indices of rank >= 1 and batch_dims in [0, "
+                                    "min(ranks)), got batch_dims {0} with ranks {1} and {2}",
+                                    batchDims, inRank, idxRank));
+  int64_t tuple = indices.back();
+  if (tuple < 1 || tuple > inRank - batchDims)
+    return shapeError(llvm::formatv("gather_nd index tuples have {0} entries; the input has {1} "
+                                    "axes after the batch axes",
+                                    tuple, inRank - batchDims));
+  for (int64_t i = 0; i < batchDims; ++i)
+    if (input[i] != indices[i])
+      return shapeError("gather_nd batch axes of input and indices differ");
+  Shape out(indices.begin(), indices.end() - 1);
+  out.append(input.begin() + batchDims + tuple, input.end());
+  return out;
+}
+
 ShapeOrError concatShape(ArrayRef<ArrayRef<int64_t>> inputs, int64_t axis) {
   if (inputs.empty())
     return shapeError("concat needs at least one input");

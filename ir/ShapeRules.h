@@ -78,6 +78,10 @@ ShapeOrError padShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> pad
 ShapeOrError gatherShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> indices,
                          int64_t axis);
 
+/// ONNX GatherND with `batchDims` leading batch axes.
+ShapeOrError gatherNDShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> indices,
+                           int64_t batchDims);
+
 /// Concatenation along a (normalized) axis.
 ShapeOrError concatShape(llvm::ArrayRef<llvm::ArrayRef<int64_t>> inputs, int64_t axis);
 

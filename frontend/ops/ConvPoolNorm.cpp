@@ -47,21 +47,8 @@ llvm::Expected<Window> resolveWindow(NodeContext &ctx, llvm::ArrayRef<int64_t> i
   return w;
 }
 
-llvm::Expected<SmallVector<Value>> inputsUpTo(NodeContext &ctx, size_t count, size_t required) {
-  SmallVector<Value> values;
-  for (size_t i = 0; i < count; ++i) {
-    if (i >= required && !ctx.hasInput(i))
-      continue;
-    auto v = ctx.input(i);
-    if (!v)
-      return v.takeError();
-    values.push_back(*v);
-  }
-  return values;
-}
-
 llvm::Error importConv(NodeContext &ctx) {
-  auto operands = inputsUpTo(ctx, 3, 2);
+  auto operands = ctx.inputs(3, 2);
   if (!operands)
     return operands.takeError();
   auto input = ctx.inputType(0).getShape(), weight = ctx.inputType(1).getShape();
@@ -78,7 +65,7 @@ llvm::Error importConv(NodeContext &ctx) {
 }
 
 llvm::Error importConvTranspose(NodeContext &ctx) {
-  auto operands = inputsUpTo(ctx, 3, 2);
+  auto operands = ctx.inputs(3, 2);
   if (!operands)
     return operands.takeError();
   auto input = ctx.inputType(0).getShape(), weight = ctx.inputType(1).getShape();
@@ -157,14 +144,14 @@ llvm::Error importGlobalPool(NodeContext &ctx) {
 llvm::Error importBatchNorm(NodeContext &ctx) {
   if (ctx.attrInt("training_mode", 0) != 0)
     return ctx.error("training_mode=1; Kiln compiles inference graphs (export with model.eval())");
-  auto operands = inputsUpTo(ctx, 5, 5);
+  auto operands = ctx.inputs(5, 5);
   if (!operands)
     return operands.takeError();
   return ctx.buildInto0("batch_norm", *operands, {ctx.f32("epsilon", ctx.attrFloat("epsilon", 1e-5f))});
 }
 
 llvm::Error importInstanceNorm(NodeContext &ctx) {
-  auto operands = inputsUpTo(ctx, 3, 3);
+  auto operands = ctx.inputs(3, 3);
   if (!operands)
     return operands.takeError();
   return ctx.buildInto0("instance_norm", *operands,
@@ -172,7 +159,7 @@ llvm::Error importInstanceNorm(NodeContext &ctx) {
 }
 
 llvm::Error importLayerNorm(NodeContext &ctx) {
-  auto operands = inputsUpTo(ctx, 3, 2);
+  auto operands = ctx.inputs(3, 2);
   if (!operands)
     return operands.takeError();
   if (ctx.attrInt("stash_type", 1) != 1)
@@ -197,35 +184,28 @@ llvm::Error importLayerNorm(NodeContext &ctx) {
   }
   auto statType = RankedTensorType::get(statShape, type.getElementType());
   Value x = (*operands)[0];
-  auto step = [&](llvm::StringRef op, ValueRange in, llvm::ArrayRef<NamedAttribute> attrs = {},
-                  TypeRange types = {}) -> llvm::Expected<Value> {
-    auto built = ctx.build(op, in, attrs, types);
-    if (!built)
-      return built.takeError();
-    return (*built)->getResult(0);
-  };
   Value axesValue = ctx.i64Constant(axes);
-  auto mean = step("reduce_mean", {x, axesValue}, {ctx.boolean("keepdims", true)}, {statType});
+  auto mean = ctx.buildValue("reduce_mean", {x, axesValue}, {ctx.boolean("keepdims", true)}, {statType});
   if (!mean)
     return mean.takeError();
-  auto diff = step("sub", {x, *mean});
+  auto diff = ctx.buildValue("sub", {x, *mean});
   if (!diff)
     return diff.takeError();
-  auto square = step("mul", {*diff, *diff});
+  auto square = ctx.buildValue("mul", {*diff, *diff});
   if (!square)
     return square.takeError();
-  auto variance = step("reduce_mean", {*square, axesValue}, {ctx.boolean("keepdims", true)}, {statType});
+  auto variance = ctx.buildValue("reduce_mean", {*square, axesValue}, {ctx.boolean("keepdims", true)}, {statType});
   if (!variance)
     return variance.takeError();
   HostTensor eps;
   eps.values = {epsilon};
-  auto shifted = step("add", {*variance, ctx.constant(eps, type.getElementType())});
+  auto shifted = ctx.buildValue("add", {*variance, ctx.constant(eps, type.getElementType())});
   if (!shifted)
     return shifted.takeError();
-  auto root = step("sqrt", {*shifted}, {}, {statType});
+  auto root = ctx.buildValue("sqrt", {*shifted}, {}, {statType});
   if (!root)
     return root.takeError();
-  auto inverse = step("reciprocal", {*root}, {}, {statType});
+  auto inverse = ctx.buildValue("reciprocal", {*root}, {}, {statType});
   if (!inverse)
     return inverse.takeError();
   ctx.setOutput(1, *mean);
@@ -234,7 +214,7 @@ llvm::Error importLayerNorm(NodeContext &ctx) {
 }
 
 llvm::Error importGroupNorm(NodeContext &ctx) {
-  auto operands = inputsUpTo(ctx, 3, 3);
+  auto operands = ctx.inputs(3, 3);
   if (!operands)
     return operands.takeError();
   int64_t groups = ctx.attrInt("num_groups", 0);

@@ -86,20 +86,6 @@ std::optional<std::vector<int64_t>> intsOr(const NodeContext &ctx, size_t i,
   return std::nullopt;
 }
 
-/// `v` as a rank-0 tensor: as it is when rank 0, reshaped when it holds one element.
-llvm::Expected<Value> toScalar(NodeContext &ctx, Value v, llvm::StringRef what) {
-  RankedTensorType type = typeOf(v);
-  if (type.getRank() == 0)
-    return v;
-  if (type.getNumElements() != 1)
-    return ctx.error("input '" + what + "' must hold one value, got shape " +
-                     formatShape(type.getShape()));
-  auto op = ctx.build("reshape", {v}, {}, {RankedTensorType::get({}, type.getElementType())});
-  if (!op)
-    return op.takeError();
-  return (*op)->getResult(0);
-}
-
 /// The normalized value of the `axis` attribute (default `fallback`) for a rank-`rank` input.
 llvm::Expected<int64_t> axisAttr(const NodeContext &ctx, int64_t rank, int64_t fallback = 0) {
   return nodeAxis(ctx, ctx.attrInt("axis", fallback), rank);
@@ -173,13 +159,10 @@ llvm::Error importTranspose(NodeContext &ctx) {
 }
 
 llvm::Error importConcat(NodeContext &ctx) {
-  SmallVector<Value> inputs;
-  for (size_t i = 0; i < ctx.numInputs(); ++i) {
-    auto v = ctx.input(i);
-    if (!v)
-      return v.takeError();
-    inputs.push_back(*v);
-  }
+  auto operands = ctx.inputs();
+  if (!operands)
+    return operands.takeError();
+  SmallVector<Value> &inputs = *operands;
   if (inputs.empty())
     return ctx.error("Concat needs at least one input");
   if (!ctx.hasAttr("axis"))
@@ -345,6 +328,14 @@ llvm::Error importGatherElements(NodeContext &ctx) {
   return importGatherLike(ctx, "gather_elements");
 }
 
+/// GatherND (opset 11; batch_dims from 12).
+llvm::Error importGatherND(NodeContext &ctx) {
+  auto operands = ctx.inputs(2, 2);
+  if (!operands)
+    return operands.takeError();
+  return ctx.buildInto0("gather_nd", *operands, {ctx.i64("batch_dims", ctx.attrInt("batch_dims", 0))});
+}
+
 //===----------------------------------------------------------------------===//
 // Expand, Tile, Pad
 //===----------------------------------------------------------------------===//
@@ -462,7 +453,7 @@ llvm::Error importPad(NodeContext &ctx) {
     auto v = ctx.input(2);
     if (!v)
       return v.takeError();
-    auto scalar = toScalar(ctx, *v, "constant_value");
+    auto scalar = ctx.asScalar(*v, "constant_value");
     if (!scalar)
       return scalar.takeError();
     padValue = *scalar;
@@ -519,7 +510,7 @@ llvm::Error importTrilu(NodeContext &ctx) {
     auto v = ctx.input(1);
     if (!v)
       return v.takeError();
-    auto scalar = toScalar(ctx, *v, "k");
+    auto scalar = ctx.asScalar(*v, "k");
     if (!scalar)
       return scalar.takeError();
     k = *scalar;
@@ -788,6 +779,7 @@ void registerDataMovementOps(OpTable &table) {
   table.add("Gather", 13, kMaxOpset, importGather);
   table.add("GatherElements", 11, 12, importGatherElements);
   table.add("GatherElements", 13, kMaxOpset, importGatherElements);
+  table.add("GatherND", 11, kMaxOpset, importGatherND);
   table.add("Expand", 8, kMaxOpset, importExpand);
   table.add("Tile", 6, kMaxOpset, importTile);
   table.add("Pad", 2, 10, importPad);  // pads and value attributes

@@ -29,19 +29,8 @@ const llvm::StringMap<llvm::StringRef> &directOps() {
   return ops;
 }
 
-llvm::Expected<SmallVector<Value>> allInputs(NodeContext &ctx) {
-  SmallVector<Value> values;
-  for (size_t i = 0; i < ctx.numInputs(); ++i) {
-    auto v = ctx.input(i);
-    if (!v)
-      return v.takeError();
-    values.push_back(*v);
-  }
-  return values;
-}
-
 llvm::Error importDirect(NodeContext &ctx) {
-  auto operands = allInputs(ctx);
+  auto operands = ctx.inputs();
   if (!operands)
     return operands.takeError();
   llvm::StringRef op = directOps().lookup(ctx.node().op_type());
@@ -90,17 +79,17 @@ llvm::Error importPow(NodeContext &ctx) {
   auto expType = llvm::cast<RankedTensorType>(exponent->getType());
   Value exp = *exponent;
   if (expType.getElementType() != element) {
-    auto cast = ctx.build("cast", {exp}, {}, {expType.clone(element)});
+    auto cast = ctx.buildValue("cast", {exp}, {}, {expType.clone(element)});
     if (!cast)
       return cast.takeError();
-    exp = (*cast)->getResult(0);
+    exp = *cast;
   }
   return ctx.buildInto0("pow", {*base, exp});
 }
 
 /// Min, Max, Sum and Mean are variadic in ONNX: a chain of binary kiln ops (Mean then divides).
 llvm::Error importVariadic(NodeContext &ctx) {
-  auto operands = allInputs(ctx);
+  auto operands = ctx.inputs();
   if (!operands)
     return operands.takeError();
   if (operands->empty())
@@ -109,19 +98,19 @@ llvm::Error importVariadic(NodeContext &ctx) {
   llvm::StringRef op = type == "Min" ? "min" : type == "Max" ? "max" : "add";
   Value acc = (*operands)[0];
   for (size_t i = 1; i < operands->size(); ++i) {
-    auto next = ctx.build(op, {acc, (*operands)[i]});
+    auto next = ctx.buildValue(op, {acc, (*operands)[i]});
     if (!next)
       return next.takeError();
-    acc = (*next)->getResult(0);
+    acc = *next;
   }
   if (type == "Mean" && operands->size() > 1) {
     HostTensor count;
     count.values = {(long double)operands->size()};
     Value divisor = ctx.constant(count, llvm::cast<RankedTensorType>(acc.getType()).getElementType());
-    auto mean = ctx.build("div", {acc, divisor});
+    auto mean = ctx.buildValue("div", {acc, divisor});
     if (!mean)
       return mean.takeError();
-    acc = (*mean)->getResult(0);
+    acc = *mean;
   }
   ctx.setOutput(0, acc);
   return llvm::Error::success();
@@ -143,19 +132,6 @@ Value typeLimit(NodeContext &ctx, Type element, bool highest) {
   return ctx.constant(t, element);
 }
 
-/// A rank-0 view of a one-element value (ONNX allows shape [1] for scalar inputs).
-llvm::Expected<Value> asScalar(NodeContext &ctx, Value v) {
-  auto type = llvm::cast<RankedTensorType>(v.getType());
-  if (type.getRank() == 0)
-    return v;
-  if (type.getNumElements() != 1)
-    return ctx.error("expects a scalar, got shape " + formatShape(type.getShape()));
-  auto op = ctx.build("reshape", {v}, {}, {RankedTensorType::get({}, type.getElementType())});
-  if (!op)
-    return op.takeError();
-  return (*op)->getResult(0);
-}
-
 llvm::Error importClip(NodeContext &ctx) {
   auto x = ctx.input(0);
   if (!x)
@@ -173,7 +149,7 @@ llvm::Error importClip(NodeContext &ctx) {
       auto v = ctx.input(1 + b);
       if (!v)
         return v.takeError();
-      auto scalar = asScalar(ctx, *v);
+      auto scalar = ctx.asScalar(*v, b == 0 ? "min" : "max");
       if (!scalar)
         return scalar.takeError();
       bounds[b] = *scalar;
@@ -185,12 +161,36 @@ llvm::Error importClip(NodeContext &ctx) {
 }
 
 llvm::Error importWhere(NodeContext &ctx) {
-  auto operands = allInputs(ctx);
+  auto operands = ctx.inputs();
   if (!operands)
     return operands.takeError();
   if (operands->size() != 3)
     return ctx.error("needs condition, X and Y");
   return ctx.buildInto0("where", *operands);
+}
+
+llvm::Error importMod(NodeContext &ctx) {
+  auto operands = ctx.inputs(2, 2);
+  if (!operands)
+    return operands.takeError();
+  bool fmod = ctx.attrInt("fmod", 0) != 0;
+  if (!fmod && llvm::isa<FloatType>(ctx.inputType(0).getElementType()))
+    return ctx.error("fmod=0 on floating-point inputs is invalid ONNX; set fmod=1");
+  return ctx.buildInto0("mod", *operands, {ctx.boolean("fmod", fmod)});
+}
+
+/// IsNaN and IsInf: float tests with an i1 result of the input's shape.
+llvm::Error importFloatTest(NodeContext &ctx) {
+  auto x = ctx.input(0);
+  if (!x)
+    return x.takeError();
+  auto resultType = ctx.inputType(0).clone(IntegerType::get(ctx.context(), 1));
+  if (ctx.node().op_type() == "IsNaN")
+    return ctx.buildInto0("is_nan", {*x}, {}, {resultType});
+  return ctx.buildInto0("is_inf", {*x},
+                        {ctx.boolean("detect_negative", ctx.attrInt("detect_negative", 1) != 0),
+                         ctx.boolean("detect_positive", ctx.attrInt("detect_positive", 1) != 0)},
+                        {resultType});
 }
 
 llvm::Error importCast(NodeContext &ctx) {
@@ -233,6 +233,9 @@ void registerElementwiseOps(OpTable &table) {
     table.add(name, 8, kMaxOpset, importVariadic);
   table.add("Clip", 6, kMaxOpset, importClip);
   table.add("Where", 9, kMaxOpset, importWhere);
+  table.add("Mod", 10, kMaxOpset, importMod);
+  table.add("IsNaN", 9, kMaxOpset, importFloatTest);
+  table.add("IsInf", 10, kMaxOpset, importFloatTest);
   table.add("Cast", 6, kMaxOpset, importCast);
   table.add("CastLike", 15, kMaxOpset, importCast);
 }

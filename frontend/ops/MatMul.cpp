@@ -21,16 +21,10 @@ llvm::Error importMatMul(NodeContext &ctx) {
 }
 
 llvm::Error importGemm(NodeContext &ctx) {
-  SmallVector<Value> operands;
-  for (size_t i = 0; i < 3; ++i) {
-    if (i == 2 && !ctx.hasInput(2))
-      break;
-    auto v = ctx.input(i);
-    if (!v)
-      return v.takeError();
-    operands.push_back(*v);
-  }
-  return ctx.buildInto0("gemm", operands,
+  auto operands = ctx.inputs(3, 2);
+  if (!operands)
+    return operands.takeError();
+  return ctx.buildInto0("gemm", *operands,
                         {ctx.f32("alpha", ctx.attrFloat("alpha", 1.0f)),
                          ctx.f32("beta", ctx.attrFloat("beta", 1.0f)),
                          ctx.boolean("trans_a", ctx.attrInt("transA", 0) != 0),
@@ -38,14 +32,10 @@ llvm::Error importGemm(NodeContext &ctx) {
 }
 
 llvm::Error importEinsum(NodeContext &ctx) {
-  SmallVector<Value> operands;
-  for (size_t i = 0; i < ctx.numInputs(); ++i) {
-    auto v = ctx.input(i);
-    if (!v)
-      return v.takeError();
-    operands.push_back(*v);
-  }
-  return ctx.buildInto0("einsum", operands, {ctx.str("equation", ctx.attrString("equation", ""))});
+  auto operands = ctx.inputs();
+  if (!operands)
+    return operands.takeError();
+  return ctx.buildInto0("einsum", *operands, {ctx.str("equation", ctx.attrString("equation", ""))});
 }
 
 /// Softmax and LogSoftmax. Before opset 13 they worked on the input coerced to 2-d at `axis`
@@ -66,13 +56,13 @@ llvm::Error importSoftmax(NodeContext &ctx) {
   if (!flat)
     return ctx.error(llvm::toString(flat.takeError()));
   auto flatType = RankedTensorType::get(*flat, type.getElementType());
-  auto reshaped = ctx.build("reshape", {*x}, {}, {flatType});
+  auto reshaped = ctx.buildValue("reshape", {*x}, {}, {flatType});
   if (!reshaped)
     return reshaped.takeError();
-  auto softmax = ctx.build(op, {(*reshaped)->getResult(0)}, {ctx.i64("axis", 1)}, {flatType});
+  auto softmax = ctx.buildValue(op, {*reshaped}, {ctx.i64("axis", 1)}, {flatType});
   if (!softmax)
     return softmax.takeError();
-  return ctx.buildInto0("reshape", {(*softmax)->getResult(0)}, {}, {type});
+  return ctx.buildInto0("reshape", {*softmax}, {}, {type});
 }
 
 } // namespace

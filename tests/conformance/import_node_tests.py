@@ -25,8 +25,8 @@ IN_SCOPE_OPS = set("""
 Abs Add And ArgMax ArgMin AveragePool BatchNormalization Cast CastLike Ceil Clip Concat Constant
 ConstantOfShape Conv ConvTranspose Cos CumSum DepthToSpace DequantizeLinear Div Dropout Einsum Elu
 Equal Erf Exp Expand Flatten Floor Gather GatherElements Gelu Gemm GlobalAveragePool GlobalMaxPool
-Greater GreaterOrEqual GroupNormalization HardSigmoid HardSwish Identity InstanceNormalization
-LayerNormalization LeakyRelu Less LessOrEqual Log LogSoftmax MatMul Max MaxPool Mean Min Mul Neg Not
+GatherND Greater GreaterOrEqual GroupNormalization IsInf IsNaN HardSigmoid HardSwish Identity InstanceNormalization
+LayerNormalization LeakyRelu Less LessOrEqual Log LogSoftmax MatMul Max MaxPool Mean Min Mod Mul Neg Not
 Or PRelu Pad Pow QuantizeLinear Range Reciprocal ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp
 ReduceMax ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare Relu Reshape Resize Round Selu
 Shape Sigmoid Sign Sin Size Slice Softmax Softplus SpaceToDepth Split Sqrt Squeeze Sub Sum Tanh Tile

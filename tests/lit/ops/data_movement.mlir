@@ -188,3 +188,10 @@ func.func @resize(%x: tensor<1x3x32x32xf32>, %scales: tensor<4xf32>, %roi: tenso
       : (tensor<1x3x32x32xf32>, tensor<4xf32>, tensor<8xf32>) -> tensor<1x3x64x64xf32>
   return %3, %1, %2 : tensor<1x3x64x64xf32>, tensor<1x3x64x64xf32>, tensor<1x3x16x16xf32>
 }
+
+// CHECK-LABEL: func.func @gather_nd
+func.func @gather_nd(%x: tensor<2x3x4xf32>, %i: tensor<2x5x1xi64>) -> tensor<2x5x4xf32> {
+  // CHECK: kiln.gather_nd %{{.*}}, %{{.*}} {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x1xi64>) -> tensor<2x5x4xf32>
+  %0 = kiln.gather_nd %x, %i {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x1xi64>) -> tensor<2x5x4xf32>
+  return %0 : tensor<2x5x4xf32>
+}

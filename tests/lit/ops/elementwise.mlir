@@ -190,3 +190,21 @@ func.func @cast(%x: tensor<4x16xf32>, %m: tensor<4x16xi1>)
   return %0, %1, %2, %3, %4, %5 : tensor<4x16xf16>, tensor<4x16xbf16>, tensor<4x16xf8E4M3FN>,
                                   tensor<4x16xi64>, tensor<4x16xi1>, tensor<4x16xf32>
 }
+
+// CHECK-LABEL: func.func @float_tests
+func.func @float_tests(%x: tensor<2x5xf32>) -> (tensor<2x5xi1>, tensor<2x5xi1>) {
+  // CHECK: kiln.is_nan %{{.*}} : tensor<2x5xf32> -> tensor<2x5xi1>
+  %0 = kiln.is_nan %x : tensor<2x5xf32> -> tensor<2x5xi1>
+  // CHECK: kiln.is_inf %{{.*}} {detect_negative = false} : tensor<2x5xf32> -> tensor<2x5xi1>
+  %1 = kiln.is_inf %x {detect_negative = false} : tensor<2x5xf32> -> tensor<2x5xi1>
+  return %0, %1 : tensor<2x5xi1>, tensor<2x5xi1>
+}
+
+// CHECK-LABEL: func.func @mod
+func.func @mod(%a: tensor<6xi32>, %b: tensor<6xi32>, %x: tensor<6xf32>) -> (tensor<6xi32>, tensor<6xf32>) {
+  // CHECK: kiln.mod %{{.*}}, %{{.*}} : (tensor<6xi32>, tensor<6xi32>) -> tensor<6xi32>
+  %0 = kiln.mod %a, %b : (tensor<6xi32>, tensor<6xi32>) -> tensor<6xi32>
+  // CHECK: kiln.mod %{{.*}}, %{{.*}} {fmod = true} : (tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
+  %1 = kiln.mod %x, %x {fmod = true} : (tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
+  return %0, %1 : tensor<6xi32>, tensor<6xf32>
+}

@@ -141,7 +141,7 @@ func.func @slice_param_lengths(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
   %ends = kiln.constant dense<[2]> : tensor<1xi64>
   %axes = kiln.constant dense<[0]> : tensor<1xi64>
   %steps = kiln.constant dense<[1]> : tensor<1xi64>
-  // expected-error @+1 {{'kiln.slice' op slice starts, ends, axes and steps must have one length, got 2, 1, 1 and 1}}
+  // expected-error @+1 {{'kiln.slice' op starts, ends, axes and steps must be 1-d tensors of one length, got 2, 1, 1 and 1}}
   %0 = kiln.slice %x, %starts, %ends, %axes, %steps
       : (tensor<4x8xf32>, tensor<2xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
@@ -524,4 +524,21 @@ func.func @pad_wrong_pads_length(%x: tensor<2x3xf32>, %p: tensor<3xi64>, %v: ten
   // expected-error @+1 {{pads must have shape [4] (begins then ends of every axis)}}
   %0 = kiln.pad %x, %p, %v : (tensor<2x3xf32>, tensor<3xi64>, tensor<f32>) -> tensor<5x5xf32>
   return %0 : tensor<5x5xf32>
+}
+
+// -----
+
+func.func @gather_nd_tuple_too_long(%x: tensor<2x3xf32>, %i: tensor<4x3xi64>) -> tensor<4xf32> {
+  // expected-error @+2 {{gather_nd index tuples have 3 entries; the input has 2 axes after the batch axes}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.gather_nd %x, %i : (tensor<2x3xf32>, tensor<4x3xi64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @slice_result_larger_than_input(%x: tensor<4x4xf32>, %p: tensor<1xi64>) -> tensor<9x4xf32> {
+  // expected-error @+1 {{result shape 9x4 is larger than the input's 4x4}}
+  %0 = kiln.slice %x, %p, %p, %p, %p : (tensor<4x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<9x4xf32>
+  return %0 : tensor<9x4xf32>
 }

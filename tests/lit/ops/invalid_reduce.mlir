@@ -156,3 +156,11 @@ func.func @cumsum_axis_range(%x: tensor<2x16xf32>) -> tensor<2x16xf32> {
   %0 = kiln.cumsum %x, %a : tensor<2x16xf32>, tensor<i64>
   return %0 : tensor<2x16xf32>
 }
+
+// -----
+
+func.func @reduce_keepdims_dim_neither(%x: tensor<4x5x6xi32>, %axes: tensor<2xi64>) -> tensor<4x7x1xi32> {
+  // expected-error @+1 {{with keepdims every result dim is the input's or 1, got 4x7x1 for input 4x5x6}}
+  %0 = kiln.reduce_sum %x axes %axes : (tensor<4x5x6xi32>, tensor<2xi64>) -> tensor<4x7x1xi32>
+  return %0 : tensor<4x7x1xi32>
+}
