@@ -16,6 +16,16 @@ namespace {
 
 using TP = onnx::TensorProto;
 
+/// A fold that would exceed ImportOptions::foldElementLimit: not an error, the node is then
+/// imported as a kiln op.
+class NotFolded : public llvm::ErrorInfo<NotFolded> {
+public:
+  static char ID;
+  void log(llvm::raw_ostream &os) const override { os << "result too large to fold"; }
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+};
+char NotFolded::ID = 0;
+
 bool isFoldableType(int32_t t) {
   switch (t) {
   case TP::FLOAT: case TP::DOUBLE: case TP::BOOL: case TP::INT8: case TP::INT16: case TP::INT32:
@@ -80,9 +90,12 @@ llvm::Expected<HostTensor> elementwise(const NodeContext &ctx, llvm::ArrayRef<co
   HostTensor out;
   out.onnxType = outType;
   out.shape = shape;
-  int64_t count = 1;
-  for (int64_t d : shape)
-    count *= d;
+  auto total = checkedElementCount(shape);
+  if (!total)
+    return ctx.error(llvm::toString(total.takeError()));
+  int64_t count = *total;
+  if (count > ctx.foldElementLimit())
+    return llvm::make_error<NotFolded>();
   llvm::SmallVector<long double, 3> args(in.size());
   for (int64_t i = 0; i < count; ++i) {
     for (size_t k = 0; k < in.size(); ++k)
@@ -106,6 +119,12 @@ llvm::Expected<HostTensor> gather(const NodeContext &ctx, const HostTensor &data
   auto shape = gatherShape(data.shape, indices.shape, *a);
   if (!shape)
     return ctx.error(llvm::toString(shape.takeError()));
+  auto total = checkedElementCount(*shape);
+  if (!total || *total > ctx.foldElementLimit()) {
+    if (!total)
+      llvm::consumeError(total.takeError());
+    return llvm::make_error<NotFolded>();
+  }
   HostTensor out;
   out.onnxType = data.onnxType;
   out.shape = *shape;
@@ -229,8 +248,13 @@ llvm::Expected<bool> foldNode(NodeContext &ctx) {
     return false;
   const HostTensor &x = *in[0];
   auto define = [&](llvm::Expected<HostTensor> result) -> llvm::Expected<bool> {
-    if (!result)
-      return result.takeError();
+    if (!result) {
+      // Too large to fold on the host: leave the node to its op handler.
+      llvm::Error err = llvm::handleErrors(result.takeError(), [](const NotFolded &) {});
+      if (err)
+        return std::move(err);
+      return false;
+    }
     ctx.setConstantOutput(0, std::move(*result));
     return true;
   };
@@ -351,6 +375,8 @@ llvm::Expected<bool> foldNode(NodeContext &ctx) {
                             (double)in[2]->values.at(0));
     if (!count)
       return ctx.error(llvm::toString(count.takeError()));
+    if (*count > ctx.foldElementLimit())
+      return false;
     HostTensor out;
     out.onnxType = x.onnxType;
     out.shape = {*count};

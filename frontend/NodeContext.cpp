@@ -114,6 +114,17 @@ void NodeContext::setConstantOutput(size_t i, HostTensor value) {
   graph_.define(node_.output(i), std::move(entry));
 }
 
+void NodeContext::setAttrOutput(size_t i, ElementsAttr value) {
+  if (!hasOutput(i))
+    return;
+  ValueEntry entry;
+  entry.type = llvm::cast<RankedTensorType>(value.getType());
+  entry.attr = value;
+  graph_.define(node_.output(i), std::move(entry));
+}
+
+int64_t NodeContext::foldElementLimit() const { return graph_.options().foldElementLimit; }
+
 llvm::Error NodeContext::setTensorOutput(size_t i, const onnx::TensorProto &tensor) {
   auto raw = decodeTensor(*context(), tensor, graph_.modelDir());
   if (!raw)

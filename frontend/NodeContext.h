@@ -63,6 +63,10 @@ public:
   std::optional<mlir::RankedTensorType> declaredOutputType(size_t i) const;
   void setOutput(size_t i, mlir::Value value);
   void setConstantOutput(size_t i, HostTensor value);
+  /// Defines output i as a constant attribute (e.g. a splat), with no host copy.
+  void setAttrOutput(size_t i, mlir::ElementsAttr value);
+  /// Largest tensor (in elements) the importer folds on the host.
+  int64_t foldElementLimit() const;
   /// Defines output i as the constant `tensor` (a Constant node's payload).
   llvm::Error setTensorOutput(size_t i, const onnx::TensorProto &tensor);
 

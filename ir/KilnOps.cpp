@@ -98,12 +98,17 @@ LogicalResult verifySameElement(Operation *op, Value a, Value b, StringRef what)
 
 } // namespace
 
+Type elementOfFirst(ValueRange operands) { return elementOf(operands.front()); }
+
 LogicalResult inferBroadcastResult(std::optional<Location> location, ValueRange operands,
                                    Type resultElement, SmallVectorImpl<Type> &inferred) {
   Shape shape;
   Type element = elementOf(operands.front());
   for (Value v : operands) {
-    if (elementOf(v) != element)
+    // An explicit result element (comparisons' i1, pow's base type) allows mixed operands only
+    // for pow; everything else needs one element type.
+    bool mixedAllowed = resultElement && resultElement == element && !resultElement.isInteger(1);
+    if (!mixedAllowed && elementOf(v) != element)
       return emitOptionalError(location, "operand element types differ: ", element, " vs ",
                                elementOf(v));
     auto merged = broadcastShapes(shape, shapeOf(v));

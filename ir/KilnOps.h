@@ -20,6 +20,9 @@ llvm::LogicalResult inferBroadcastResult(std::optional<mlir::Location> location,
                                          mlir::ValueRange operands, mlir::Type resultElement,
                                          llvm::SmallVectorImpl<mlir::Type> &inferred);
 
+/// Element type of the first operand (the base of kiln.pow).
+mlir::Type elementOfFirst(mlir::ValueRange operands);
+
 } // namespace kiln
 
 #define GET_OP_CLASSES

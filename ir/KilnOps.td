@@ -173,7 +173,14 @@ def Kiln_SubOp : Kiln_ArithOp<"sub", Kiln_NumericTensor, "lhs - rhs">;
 def Kiln_MulOp : Kiln_ArithOp<"mul", Kiln_NumericTensor, "lhs * rhs">;
 def Kiln_DivOp : Kiln_ArithOp<"div", Kiln_NumericTensor,
                               "lhs / rhs (integer division truncates toward zero)">;
-def Kiln_PowOp : Kiln_ArithOp<"pow", Kiln_NumericTensor, "lhs ** rhs">;
+def Kiln_PowOp : Kiln_BroadcastOp<"pow", Kiln_NumericTensor, Kiln_NumericTensor,
+    "lhs ** rhs; the exponent may have another element type, the result has the base's",
+    "::kiln::elementOfFirst(adaptor.getOperands())"> {
+  let description = [{
+    `lhs ** rhs` with numpy broadcasting, computed in f64 from both operands' values and
+    stored in the base's element type (ONNX Pow: an int base with a float exponent stays int).
+  }];
+}
 def Kiln_MinOp : Kiln_ArithOp<"min", Kiln_NumericTensor, "elementwise minimum (NaN wins)">;
 def Kiln_MaxOp : Kiln_ArithOp<"max", Kiln_NumericTensor, "elementwise maximum (NaN wins)">;
 def Kiln_ModOp : Kiln_ArithOp<"mod", Kiln_NumericTensor,

@@ -7,7 +7,7 @@ APT_PACKAGES=(
   cmake ninja-build ccache g++ git python3 python3-pip
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libgtest-dev libonnx-testdata
+  libgtest-dev libonnx-testdata libeigen3-dev
 )
 PIP_PACKAGES=(onnx numpy)
 

@@ -101,8 +101,9 @@ llvm::Error importConvTranspose(NodeContext &ctx) {
         outputPadding[i] -= total;
         total = 0;
       }
-      bool lower = autoPad == "SAME_LOWER";
-      pads[i] = lower ? total - total / 2 : total / 2;
+      // The ONNX spec: SAME_UPPER puts the odd pad at the end, everything else at the start.
+      bool upper = autoPad == "SAME_UPPER";
+      pads[i] = upper ? total / 2 : total - total / 2;
       pads[i + spatial] = total - pads[i];
     }
   }
@@ -182,8 +183,16 @@ llvm::Error importLayerNorm(NodeContext &ctx) {
     axes.push_back(a);
     statShape[a] = 1;
   }
-  auto statType = RankedTensorType::get(statShape, type.getElementType());
+  // stash_type float: the statistics are f32 whatever the input's element type.
+  auto f32 = Float32Type::get(ctx.context());
+  auto statType = RankedTensorType::get(statShape, f32);
   Value x = (*operands)[0];
+  if (type.getElementType() != f32) {
+    auto widened = ctx.buildValue("cast", {x}, {}, {type.clone(f32)});
+    if (!widened)
+      return widened.takeError();
+    x = *widened;
+  }
   Value axesValue = ctx.i64Constant(axes);
   auto mean = ctx.buildValue("reduce_mean", {x, axesValue}, {ctx.boolean("keepdims", true)}, {statType});
   if (!mean)
@@ -199,7 +208,7 @@ llvm::Error importLayerNorm(NodeContext &ctx) {
     return variance.takeError();
   HostTensor eps;
   eps.values = {epsilon};
-  auto shifted = ctx.buildValue("add", {*variance, ctx.constant(eps, type.getElementType())});
+  auto shifted = ctx.buildValue("add", {*variance, ctx.constant(eps, f32)});
   if (!shifted)
     return shifted.takeError();
   auto root = ctx.buildValue("sqrt", {*shifted}, {}, {statType});

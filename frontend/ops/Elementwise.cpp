@@ -20,7 +20,7 @@ const llvm::StringMap<llvm::StringRef> &directOps() {
   static const llvm::StringMap<llvm::StringRef> ops = {
       {"Sqrt", "sqrt"}, {"Reciprocal", "reciprocal"}, {"Exp", "exp"}, {"Log", "log"},
       {"Erf", "erf"}, {"Tanh", "tanh"}, {"Sigmoid", "sigmoid"}, {"Softplus", "softplus"},
-      {"HardSwish", "hard_swish"}, {"Floor", "floor"}, {"Ceil", "ceil"}, {"Round", "round"},
+      {"HardSwish", "hard_swish"}, {"Pow", "pow"}, {"Floor", "floor"}, {"Ceil", "ceil"}, {"Round", "round"},
       {"Sin", "sin"}, {"Cos", "cos"}, {"Relu", "relu"}, {"Neg", "neg"}, {"Abs", "abs"},
       {"Sign", "sign"}, {"Not", "not"},
       {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}, {"PRelu", "prelu"},
@@ -66,25 +66,6 @@ llvm::Error importUnaryWithAttrs(NodeContext &ctx) {
     attrs.push_back(ctx.str("approximate", ctx.attrString("approximate", "none")));
   }
   return ctx.buildInto0(op, {*x}, attrs, {x->getType()});
-}
-
-/// Pow allows an exponent of another type; kiln.pow takes one type, so cast the exponent.
-llvm::Error importPow(NodeContext &ctx) {
-  auto base = ctx.input(0), exponent = ctx.input(1);
-  if (!base)
-    return base.takeError();
-  if (!exponent)
-    return exponent.takeError();
-  Type element = llvm::cast<RankedTensorType>(base->getType()).getElementType();
-  auto expType = llvm::cast<RankedTensorType>(exponent->getType());
-  Value exp = *exponent;
-  if (expType.getElementType() != element) {
-    auto cast = ctx.buildValue("cast", {exp}, {}, {expType.clone(element)});
-    if (!cast)
-      return cast.takeError();
-    exp = *cast;
-  }
-  return ctx.buildInto0("pow", {*base, exp});
 }
 
 /// Min, Max, Sum and Mean are variadic in ONNX: a chain of binary kiln ops (Mean then divides).
@@ -228,7 +209,7 @@ void registerElementwiseOps(OpTable &table) {
   table.add("Selu", 6, kMaxOpset, importUnaryWithAttrs);
   table.add("HardSigmoid", 6, kMaxOpset, importUnaryWithAttrs);
   table.add("Gelu", 20, kMaxOpset, importUnaryWithAttrs);
-  table.add("Pow", 7, kMaxOpset, importPow);
+  table.add("Pow", 7, kMaxOpset, importDirect);
   for (const char *name : {"Min", "Max", "Sum", "Mean"})
     table.add(name, 8, kMaxOpset, importVariadic);
   table.add("Clip", 6, kMaxOpset, importClip);

@@ -2,6 +2,7 @@
 
 #include "frontend/NodeContext.h"
 #include "frontend/OpTable.h"
+#include "frontend/TensorConversion.h"
 
 #include "onnx/onnx.pb.h"
 
@@ -46,8 +47,16 @@ llvm::Error quantParams(NodeContext &ctx, Type zeroElement, SmallVectorImpl<Valu
 }
 
 llvm::Error importQuantize(NodeContext &ctx) {
-  Type zeroElement = ctx.hasInput(2) ? ctx.inputType(2).getElementType()
-                                     : IntegerType::get(ctx.context(), 8, IntegerType::Unsigned);
+  // The result type: the zero point's, else opset 21's output_dtype, else uint8.
+  Type zeroElement = IntegerType::get(ctx.context(), 8, IntegerType::Unsigned);
+  if (ctx.hasInput(2)) {
+    zeroElement = ctx.inputType(2).getElementType();
+  } else if (int64_t dtype = ctx.attrInt("output_dtype", 0)) {
+    auto element = convertElementType(*ctx.context(), (int32_t)dtype);
+    if (!element)
+      return ctx.error("output_dtype: " + llvm::toString(element.takeError()));
+    zeroElement = *element;
+  }
   SmallVector<Value> operands;
   SmallVector<NamedAttribute> attrs;
   if (auto err = quantParams(ctx, zeroElement, operands, attrs))

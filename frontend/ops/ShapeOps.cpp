@@ -78,8 +78,21 @@ llvm::Error importConstantOfShape(NodeContext &ctx) {
   HostTensor out;
   out.onnxType = fill.onnxType;
   out.shape.assign(shape.begin(), shape.end());
-  out.values.assign(*count, fill.values[0]);
-  ctx.setConstantOutput(0, std::move(out));
+  if (*count <= ctx.foldElementLimit()) {
+    out.values.assign(*count, fill.values[0]);
+    ctx.setConstantOutput(0, std::move(out));
+    return llvm::Error::success();
+  }
+  // Too large to fold further: a splat attribute holds one value whatever the shape.
+  auto element = convertElementType(*ctx.context(), fill.onnxType);
+  if (!element)
+    return ctx.error(llvm::toString(element.takeError()));
+  HostTensor one = fill;
+  one.shape.clear();
+  auto scalar = toDenseAttr(one, mlir::RankedTensorType::get({}, *element));
+  ctx.setAttrOutput(0, mlir::DenseElementsAttr::get(
+                           mlir::RankedTensorType::get(out.shape, *element),
+                           scalar.getSplatValue<mlir::Attribute>()));
   return llvm::Error::success();
 }
 
@@ -94,7 +107,14 @@ llvm::Error importIdentity(NodeContext &ctx) {
       return ctx.error("training_mode is true; Kiln compiles inference graphs (export with "
                        "model.eval())");
     HostTensor mask;
+    // The mask is bool from opset 10; before, it had the data's type.
     mask.onnxType = TP::BOOL;
+    if (ctx.opset() < 10) {
+      auto type = ctx.inputType(0).getElementType();
+      if (!type.isF32() && !type.isF64() && !type.isF16())
+        return ctx.error("mask output of this element type is not supported");
+      mask.onnxType = type.isF32() ? TP::FLOAT : type.isF64() ? TP::DOUBLE : TP::FLOAT16;
+    }
     mask.shape.assign(ctx.inputType(0).getShape().begin(), ctx.inputType(0).getShape().end());
     mask.values.assign(ctx.inputType(0).getNumElements(), 1);
     ctx.setConstantOutput(1, std::move(mask));

@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """Runs `kiln import` over the ONNX backend node tests and prints the import counts.
 
-A test is in scope when every op of its graph is one the kiln dialect covers (IN_SCOPE_OPS:
-the issue's op list under ONNX names, plus the ops the importer folds or elides). Each in-scope
-model is imported; the printed IR is parsed and verified again by kiln-opt. The run prints
+A test is in scope when every op of its graph is one the kiln dialect covers (see
+node_tests.py). Each in-scope model is imported; the printed IR is parsed and verified again by kiln-opt. The run prints
 every rejection with its reason and one line
 
     import: N imported, M rejected, T in scope
@@ -17,27 +16,7 @@ import os
 import subprocess
 import sys
 
-import onnx
-
-NODE_DIR = "/usr/share/libonnx-testdata/data/node"
-
-IN_SCOPE_OPS = set("""
-Abs Add And ArgMax ArgMin AveragePool BatchNormalization Cast CastLike Ceil Clip Concat Constant
-ConstantOfShape Conv ConvTranspose Cos CumSum DepthToSpace DequantizeLinear Div Dropout Einsum Elu
-Equal Erf Exp Expand Flatten Floor Gather GatherElements Gelu Gemm GlobalAveragePool GlobalMaxPool
-GatherND Greater GreaterOrEqual GroupNormalization IsInf IsNaN HardSigmoid HardSwish Identity InstanceNormalization
-LayerNormalization LeakyRelu Less LessOrEqual Log LogSoftmax MatMul Max MaxPool Mean Min Mod Mul Neg Not
-Or PRelu Pad Pow QuantizeLinear Range Reciprocal ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp
-ReduceMax ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare Relu Reshape Resize Round Selu
-Shape Sigmoid Sign Sin Size Slice Softmax Softplus SpaceToDepth Split Sqrt Squeeze Sub Sum Tanh Tile
-TopK Transpose Trilu Unsqueeze Where Xor
-""".split())
-
-
-def in_scope(model_path):
-    model = onnx.load(model_path, load_external_data=False)
-    return all(n.op_type in IN_SCOPE_OPS and n.domain in ("", "ai.onnx") for n in model.graph.node)
-
+from node_tests import NODE_DIR, in_scope_tests, read_expected
 
 def import_one(kiln, kiln_opt, name, model_path):
     proc = subprocess.run([kiln, "import", model_path, "--quiet"], capture_output=True, text=True, errors="replace")
@@ -64,22 +43,12 @@ def main():
               "(scripts/setup-deps.sh)")
         return 1
 
-    tests = []
-    for name in sorted(os.listdir(args.node_dir)):
-        path = os.path.join(args.node_dir, name, "model.onnx")
-        if os.path.exists(path) and in_scope(path):
-            tests.append((name, path))
+    tests = [(name, os.path.join(d, "model.onnx")) for name, d in in_scope_tests(args.node_dir)]
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         results = list(pool.map(lambda t: import_one(args.kiln, kiln_opt, *t), tests))
 
-    expected = {}
-    if args.expected and os.path.exists(args.expected):
-        for line in open(args.expected):
-            line = line.split("#", 1)
-            name = line[0].strip()
-            if name:
-                expected[name] = line[1].strip() if len(line) > 1 else ""
+    expected = read_expected(args.expected)
 
     rejected = [(n, r) for n, ok, r in results if not ok]
     imported = len(results) - len(rejected)
