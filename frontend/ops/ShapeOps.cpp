@@ -101,11 +101,18 @@ llvm::Error importIdentity(NodeContext &ctx) {
   auto x = ctx.input(0);
   if (!x)
     return x.takeError();
-  ctx.setOutput(0, *x);
-  if (ctx.node().op_type() == "Dropout" && ctx.hasOutput(1)) {
-    if (ctx.constantInput(2) && ctx.constantInput(2)->values.at(0) != 0)
+  if (ctx.node().op_type() == "Dropout" && ctx.hasInput(2)) {
+    // Only a constant false training_mode makes Dropout an identity.
+    const HostTensor *training = ctx.constantInput(2);
+    if (!training)
+      return ctx.error("training_mode is an input computed at run time; Kiln compiles inference "
+                       "graphs, so it must be a constant false (export with model.eval())");
+    if (training->values.at(0) != 0)
       return ctx.error("training_mode is true; Kiln compiles inference graphs (export with "
                        "model.eval())");
+  }
+  ctx.setOutput(0, *x);
+  if (ctx.node().op_type() == "Dropout" && ctx.hasOutput(1)) {
     HostTensor mask;
     // The mask is bool from opset 10; before, it had the data's type.
     mask.onnxType = TP::BOOL;

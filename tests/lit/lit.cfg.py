@@ -10,6 +10,8 @@
 # `config.test_exec_root`, or <kiln_bin_dir>/../tests/lit.
 
 import os
+import shutil
+import subprocess
 import re
 import sys
 
@@ -71,8 +73,53 @@ def tool(name):
     return r"(?<![-./\w])" + re.escape(name) + r"(?![-.\w])"
 
 
+# `%python` is the first Python that has the onnx and numpy packages the tests generate models
+# and check .npy files with. lit often runs under the system Python (the `lit` script's #!
+# line), while scripts/setup-deps.sh installs them for `python3` on PATH (or $PYTHON). Order:
+# the `python` lit parameter, $KILN_PYTHON, $PYTHON, lit's own Python, python3 on PATH.
+def _onnx_python(python):
+    """The real executable behind `python` (a pyenv shim, say) when it has onnx and numpy."""
+    try:
+        result = subprocess.run(
+            # find_spec, not import: importing onnx takes about a second.
+            [python, "-c", "import importlib.util as u, sys; "
+             "ok = all(u.find_spec(m) for m in ('onnx', 'numpy')); "
+             "print(sys.executable if ok else '')"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            universal_newlines=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = result.stdout.strip()
+    return found if result.returncode == 0 and found and os.path.isfile(found) else None
+
+
+def _candidates():
+    for value in (
+        lit_config.params.get("python"),
+        os.environ.get("KILN_PYTHON"),
+        os.environ.get("PYTHON"),
+        sys.executable,
+    ):
+        if value:
+            yield value
+    for name in ("python3", "python"):
+        found = shutil.which(name, path=os.environ.get("PATH"))
+        if found:
+            yield found
+
+
+_python = next(filter(None, map(_onnx_python, _candidates())), None)
+if _python is None:
+    lit_config.fatal(
+        "no Python with the onnx and numpy packages (run scripts/setup-deps.sh, or pass "
+        "--param python=<exe> or set KILN_PYTHON)"
+    )
+
 # Longer names first: `kiln-opt` before `kiln`.
-config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%python", _python))
 config.substitutions.append((tool("kiln-opt"), os.path.join(kiln_bin_dir, "kiln-opt")))
 config.substitutions.append((tool("kiln"), os.path.join(kiln_bin_dir, "kiln")))
 config.substitutions.append((tool("FileCheck"), os.path.join(llvm_tools_dir, "FileCheck")))

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/KilnDialect.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -16,5 +17,6 @@ int main(int argc, char **argv) {
   registry.insert<kiln::KilnDialect, mlir::func::FuncDialect>();
   // The generic MLIR passes our pipelines build on (canonicalize, cse, ...).
   mlir::registerTransformsPasses();
+  kiln::registerKilnPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
 }

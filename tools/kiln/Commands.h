@@ -11,6 +11,10 @@ namespace kiln::cli {
 int runImport(const std::vector<std::string> &args);
 extern const char *const kImportHelp;
 
+/// `kiln eval`: the CPU reference interpreter on an ONNX or kiln MLIR model.
+int runEval(const std::vector<std::string> &args);
+extern const char *const kEvalHelp;
+
 } // namespace kiln::cli
 
 #endif // KILN_TOOLS_KILN_COMMANDS_H

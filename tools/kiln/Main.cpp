@@ -19,6 +19,7 @@ USAGE: kiln <command> [options]
 
 COMMANDS:
   import    Import an ONNX model into the kiln MLIR dialect (every shape static)
+  eval      Run a model (ONNX or kiln MLIR) on the CPU reference interpreter
 
 Run 'kiln <command> --help' for a command's options.
 
@@ -44,6 +45,8 @@ int main(int argc, char **argv) {
   std::string command = argv[1];
   if (command == "import")
     return kiln::cli::runImport(args);
+  if (command == "eval")
+    return kiln::cli::runEval(args);
   llvm::errs() << "kiln: unknown command '" << command << "'; run 'kiln --help' for the list\n";
   return 2;
 }

@@ -1,0 +1,57 @@
+//===- Interpreter.h - the CPU reference interpreter -----------*- C++ -*-===//
+//
+// Evaluates a kiln module on the CPU. Each op family registers one evaluator per op name in
+// an explicit table (ir/Interpreter/*Eval.cpp); evaluation of a function walks its ops in
+// order. Failures (an op without an evaluator, an index out of range at run time) are errors
+// naming the op and its location, never aborts.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_IR_INTERPRETER_INTERPRETER_H
+#define KILN_IR_INTERPRETER_INTERPRETER_H
+
+#include "ir/Interpreter/Tensor.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
+
+namespace kiln::interp {
+
+using Results = llvm::SmallVector<Tensor, 1>;
+/// Computes an op's results from its operand values (in operand order).
+using OpEvaluator = llvm::Expected<Results> (*)(mlir::Operation *op,
+                                                llvm::ArrayRef<const Tensor *> operands);
+
+class EvaluatorTable {
+public:
+  void add(llvm::StringRef opName, OpEvaluator evaluator) { table_[opName] = evaluator; }
+  OpEvaluator lookup(llvm::StringRef opName) const { return table_.lookup(opName); }
+  /// The table with every family registered.
+  static const EvaluatorTable &get();
+
+private:
+  llvm::StringMap<OpEvaluator> table_;
+};
+
+// One registration function per op family.
+void registerElementwiseEvaluators(EvaluatorTable &table);
+void registerDenseEvaluators(EvaluatorTable &table);      // conv, pool, norm, matmul, softmax
+void registerDataMovementEvaluators(EvaluatorTable &table);
+void registerReductionEvaluators(EvaluatorTable &table);  // reductions, arg, cumsum, topk
+
+/// An error naming `op` and its location.
+llvm::Error opError(mlir::Operation *op, const llvm::Twine &message);
+
+/// Evaluates one op on operand values.
+llvm::Expected<Results> evaluateOp(mlir::Operation *op, llvm::ArrayRef<const Tensor *> operands);
+
+/// Evaluates `func` on `inputs` (one per argument, with the argument's type).
+llvm::Expected<llvm::SmallVector<Tensor>> evaluateFunction(mlir::func::FuncOp func,
+                                                          llvm::ArrayRef<Tensor> inputs);
+
+} // namespace kiln::interp
+
+#endif // KILN_IR_INTERPRETER_INTERPRETER_H

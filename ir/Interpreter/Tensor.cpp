@@ -1,0 +1,193 @@
+//===- Tensor.cpp - host tensors of the reference interpreter --------------===//
+
+#include "ir/Interpreter/Tensor.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/APFloat.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace mlir;
+
+namespace kiln::interp {
+
+Tensor Tensor::zeros(RankedTensorType type) {
+  Tensor t;
+  t.element = type.getElementType();
+  t.shape.assign(type.getShape().begin(), type.getShape().end());
+  if (t.isFloat())
+    t.f.assign(type.getNumElements(), 0.0);
+  else
+    t.i.assign(type.getNumElements(), 0);
+  return t;
+}
+
+double roundToFloat(double v, FloatType type, bool saturate) {
+  if (type.isF64())
+    return v;
+  if (type.isF32()) {
+    // Converting an out-of-range double to float is undefined behaviour: saturate to inf first
+    // (beyond float's largest finite value rounds to inf anyway, except within half an ulp).
+    constexpr double kOverflow = 3.4028235677973366e38; // FLT_MAX + half an ulp
+    if (v >= kOverflow)
+      return INFINITY;
+    if (v <= -kOverflow)
+      return -INFINITY;
+    return (double)(float)v;
+  }
+  const llvm::fltSemantics &sem = type.getFloatSemantics();
+  if (llvm::isa<Float8E4M3FNType>(type)) {
+    // f8E4M3FN has no infinity: out-of-range values are NaN, or +-448 when saturating.
+    double largest = 448.0;
+    if (saturate && !std::isnan(v)) {
+      if (v > largest)
+        return largest;
+      if (v < -largest)
+        return -largest;
+    }
+  }
+  llvm::APFloat value(v);
+  bool losesInfo = false;
+  value.convert(sem, llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  value.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  return value.convertToDouble();
+}
+
+int64_t wrapToInteger(int64_t v, IntegerType type) {
+  unsigned width = type.getWidth();
+  if (width == 1)
+    return v != 0;
+  if (width >= 64)
+    return v;
+  uint64_t mask = (uint64_t(1) << width) - 1;
+  uint64_t bits = uint64_t(v) & mask;
+  if (type.isUnsigned())
+    return (int64_t)bits;
+  uint64_t sign = uint64_t(1) << (width - 1);
+  return (int64_t)((bits ^ sign) - sign);
+}
+
+void storeDouble(Tensor &t, int64_t k, double v) {
+  if (auto floatType = llvm::dyn_cast<FloatType>(t.element)) {
+    t.f[k] = roundToFloat(v, floatType);
+    return;
+  }
+  auto intType = llvm::cast<IntegerType>(t.element);
+  if (intType.getWidth() == 1) {
+    t.i[k] = v != 0;
+    return;
+  }
+  if (std::isnan(v)) {
+    t.i[k] = 0;
+    return;
+  }
+  unsigned width = intType.getWidth();
+  double lo = intType.isUnsigned() ? 0.0 : -std::ldexp(1.0, width - 1);
+  double hi = intType.isUnsigned() ? std::ldexp(1.0, width) - 1 : std::ldexp(1.0, width - 1) - 1;
+  double truncated = std::trunc(v);
+  if (truncated <= lo)
+    t.i[k] = (int64_t)lo;
+  else if (truncated >= hi)
+    t.i[k] = width == 64 ? (intType.isUnsigned() ? -1 : std::numeric_limits<int64_t>::max()) : (int64_t)hi;
+  else if (intType.isUnsigned() && truncated >= 0x1p63)
+    t.i[k] = (int64_t)(uint64_t)truncated; // ui64 values above int64's range keep their bits
+  else
+    t.i[k] = (int64_t)truncated;
+}
+
+Shape stridesOf(llvm::ArrayRef<int64_t> shape) {
+  Shape strides(shape.size(), 1);
+  for (int i = (int)shape.size() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+namespace {
+
+/// Decodes little-endian element k of width `bytes` from raw storage.
+uint64_t loadBits(const char *data, int64_t k, unsigned bytes) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, data + k * bytes, bytes);
+  return bits;
+}
+
+} // namespace
+
+llvm::Expected<Tensor> fromAttr(ElementsAttr attr) {
+  auto type = llvm::cast<RankedTensorType>(attr.getType());
+  Tensor t = Tensor::zeros(type);
+  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(attr)) {
+    if (t.isFloat()) {
+      int64_t k = 0;
+      for (llvm::APFloat v : dense.getValues<llvm::APFloat>()) {
+        bool losesInfo = false;
+        v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+        t.f[k++] = v.convertToDouble();
+      }
+    } else if (t.element.isInteger(1)) {
+      int64_t k = 0;
+      for (bool v : dense.getValues<bool>())
+        t.i[k++] = v;
+    } else {
+      bool isUnsigned = t.element.isUnsignedInteger();
+      int64_t k = 0;
+      for (const llvm::APInt &v : dense.getValues<llvm::APInt>())
+        t.i[k++] = isUnsigned ? (int64_t)v.getZExtValue() : v.getSExtValue();
+    }
+    return t;
+  }
+  auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr);
+  AsmResourceBlob *blob = resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "constant payload is not available (elided resource blob?)");
+  llvm::ArrayRef<char> data = blob->getData();
+  unsigned bits = type.getElementTypeBitWidth();
+  unsigned bytes = bits == 1 ? 1 : bits / 8;
+  if ((int64_t)data.size() != t.size() * (int64_t)bytes)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "resource blob size does not match its tensor type");
+  for (int64_t k = 0; k < t.size(); ++k) {
+    uint64_t raw = loadBits(data.data(), k, bytes);
+    if (auto floatType = llvm::dyn_cast<FloatType>(t.element)) {
+      llvm::APFloat v(floatType.getFloatSemantics(), llvm::APInt(bits, raw));
+      bool losesInfo = false;
+      v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+      t.f[k] = v.convertToDouble();
+    } else {
+      llvm::APInt v(bits == 1 ? 8 : bits, raw);
+      t.i[k] = t.element.isUnsignedInteger() || bits == 1 ? (int64_t)v.getZExtValue() : v.getSExtValue();
+    }
+  }
+  return t;
+}
+
+DenseElementsAttr toAttr(const Tensor &t) {
+  RankedTensorType type = t.type();
+  if (t.element.isInteger(1)) {
+    llvm::SmallVector<bool> values(t.i.begin(), t.i.end());
+    return DenseElementsAttr::get(type, llvm::ArrayRef<bool>(values));
+  }
+  if (auto floatType = llvm::dyn_cast<FloatType>(t.element)) {
+    llvm::SmallVector<llvm::APFloat> values;
+    values.reserve(t.f.size());
+    for (double v : t.f) {
+      llvm::APFloat f(v);
+      bool losesInfo = false;
+      f.convert(floatType.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+      values.push_back(f);
+    }
+    return DenseElementsAttr::get(type, values);
+  }
+  unsigned width = t.element.getIntOrFloatBitWidth();
+  llvm::SmallVector<llvm::APInt> values;
+  values.reserve(t.i.size());
+  for (int64_t v : t.i)
+    values.push_back(llvm::APInt(width, (uint64_t)v, /*isSigned=*/!t.element.isUnsignedInteger(),
+                                 /*implicitTrunc=*/true));
+  return DenseElementsAttr::get(type, values);
+}
+
+} // namespace kiln::interp

@@ -1,0 +1,43 @@
+// RUN: kiln-opt %s -kiln-fold-constants -split-input-file | FileCheck %s
+// RUN: kiln-opt %s -kiln-fold-constants="max-elements=2" -split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: kiln-opt %s -kiln-fold-constants="max-elements=2" -split-input-file 2>/dev/null | FileCheck %s --check-prefix=CAP
+
+// A chain of constant ops folds to one constant computed by the interpreter.
+// CHECK-LABEL: func.func @chain
+// CHECK-NEXT: %[[C:.*]] = kiln.constant dense<[3.000000e+00, 7.000000e+00, 1.100000e+01]> : tensor<3xf32>
+// CHECK-NEXT: %[[R:.*]] = kiln.add %arg0, %[[C]]
+// CHECK-NEXT: return %[[R]]
+func.func @chain(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %a = kiln.constant dense<[1.0, 3.0, 5.0]> : tensor<3xf32>
+  %two = kiln.constant dense<2.0> : tensor<f32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %m = kiln.mul %a, %two : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  %c = kiln.add %m, %one : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  %r = kiln.add %x, %c : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+
+// -----
+
+// Folding rounds to the result's storage type: 1 + 2^-11 is a tie in f16 and rounds to even.
+// CHECK-LABEL: func.func @f16_rounding
+// CHECK-NEXT: kiln.constant dense<1.000000e+00> : tensor<f16>
+func.func @f16_rounding() -> tensor<f16> {
+  %a = kiln.constant dense<1.0> : tensor<f32>
+  %b = kiln.constant dense<0.00048828125> : tensor<f32>
+  %s = kiln.add %a, %b : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %h = kiln.cast %s : tensor<f32> to tensor<f16>
+  return %h : tensor<f16>
+}
+
+// -----
+
+// Above max-elements the op stays and a remark says why.
+// REMARK: remark: not folded: the result has 3 elements, more than max-elements=2
+// CAP-LABEL: func.func @capped
+// CAP: kiln.mul
+func.func @capped() -> tensor<3xf32> {
+  %a = kiln.constant dense<[1.0, 3.0, 5.0]> : tensor<3xf32>
+  %m = kiln.mul %a, %a : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %m : tensor<3xf32>
+}
