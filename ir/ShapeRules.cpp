@@ -385,20 +385,29 @@ ShapeOrError spaceToDepthShape(ArrayRef<int64_t> input, int64_t b) {
   return Shape{input[0], input[1] * b * b, input[2] / b, input[3] / b};
 }
 
-ShapeOrError einsumShape(llvm::StringRef equation, ArrayRef<ArrayRef<int64_t>> inputs) {
+EinsumTerms splitEinsum(llvm::StringRef equation) {
   std::string eq;
   for (char c : equation)
     if (c != ' ')
       eq += c;
-  llvm::StringRef lhs = eq, rhs;
-  bool explicitOutput = false;
+  EinsumTerms result;
+  llvm::StringRef lhs = eq;
   if (size_t arrow = lhs.find("->"); arrow != llvm::StringRef::npos) {
-    rhs = llvm::StringRef(eq).substr(arrow + 2);
-    lhs = llvm::StringRef(eq).substr(0, arrow);
-    explicitOutput = true;
+    result.output = lhs.substr(arrow + 2).str();
+    lhs = lhs.substr(0, arrow);
   }
   llvm::SmallVector<llvm::StringRef, 4> terms;
   lhs.split(terms, ',');
+  for (llvm::StringRef t : terms)
+    result.inputs.push_back(t.str());
+  return result;
+}
+
+ShapeOrError einsumShape(llvm::StringRef equation, ArrayRef<ArrayRef<int64_t>> inputs) {
+  EinsumTerms split = splitEinsum(equation);
+  llvm::SmallVector<llvm::StringRef, 4> terms(split.inputs.begin(), split.inputs.end());
+  bool explicitOutput = split.output.has_value();
+  llvm::StringRef rhs = explicitOutput ? llvm::StringRef(*split.output) : llvm::StringRef();
   if (terms.size() != inputs.size())
     return shapeError(llvm::formatv("einsum equation has {0} operands, the op has {1}",
                                     terms.size(), inputs.size()));

@@ -91,6 +91,14 @@ ShapeOrError transposeShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_
 ShapeOrError depthToSpaceShape(llvm::ArrayRef<int64_t> input, int64_t blocksize);
 ShapeOrError spaceToDepthShape(llvm::ArrayRef<int64_t> input, int64_t blocksize);
 
+/// An einsum equation split into its operand terms and, when it has `->`, its output term
+/// (spaces removed).
+struct EinsumTerms {
+  llvm::SmallVector<std::string, 4> inputs;
+  std::optional<std::string> output;
+};
+EinsumTerms splitEinsum(llvm::StringRef equation);
+
 /// numpy.einsum shape rule, with implicit output (sorted labels seen once) and `...`.
 ShapeOrError einsumShape(llvm::StringRef equation,
                          llvm::ArrayRef<llvm::ArrayRef<int64_t>> inputs);

@@ -621,19 +621,10 @@ struct EinsumPlan {
 
 llvm::Expected<EinsumPlan> parseEinsum(Operation *op, llvm::StringRef equation,
                                        llvm::ArrayRef<const Tensor *> operands) {
-  std::string eq;
-  for (char c : equation)
-    if (c != ' ')
-      eq += c;
-  llvm::StringRef lhs = eq, rhs;
-  bool explicitOutput = false;
-  if (size_t arrow = lhs.find("->"); arrow != llvm::StringRef::npos) {
-    rhs = llvm::StringRef(eq).substr(arrow + 2);
-    lhs = llvm::StringRef(eq).substr(0, arrow);
-    explicitOutput = true;
-  }
-  llvm::SmallVector<llvm::StringRef, 4> terms;
-  lhs.split(terms, ',');
+  EinsumTerms split = splitEinsum(equation);
+  llvm::SmallVector<llvm::StringRef, 4> terms(split.inputs.begin(), split.inputs.end());
+  bool explicitOutput = split.output.has_value();
+  llvm::StringRef rhs = explicitOutput ? llvm::StringRef(*split.output) : llvm::StringRef();
   if (terms.size() != operands.size())
     return opError(op, "equation has " + std::to_string(terms.size()) + " operand terms, the op " +
                            std::to_string(operands.size()) + " operands");

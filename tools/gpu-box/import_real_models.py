@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Exports real models with torch and imports each with the statically linked `kiln` binary.
+"""Exports real models with torch, imports each with the statically linked `kiln` binary, runs it
+on the reference interpreter (`kiln eval`) and compares with onnxruntime (CPU) on the same inputs.
 
-Runs on the GPU box (it has torch, torchvision, transformers and onnxscript, but no LLVM): in one
-device call it proves the self-contained binary runs there and that the importer takes what the
-TorchScript (opset 17) and dynamo (opset 18+) exporters emit. Models have random weights.
+Runs on the GPU box (it has torch, torchvision, transformers, onnxscript and onnxruntime, but no
+LLVM): in one device call it proves the self-contained binary runs there, that the importer takes
+what the TorchScript (opset 17) and dynamo (opset 18+) exporters emit, and that the interpreter
+matches onnxruntime. Models have random weights. `kiln eval` runs pinned to two cores (the
+interpreter is single-threaded; the figure is comparable with the 2-core development machines).
 
-Prints one table row per (model, exporter): import ok, kiln op count, seconds, and the first
-line of the error when the import fails. Exit status 1 when any import fails.
+Prints one table row per (model, exporter): import ok, kiln op count, eval seconds, max abs error
+and max relative error (relative to the output's max magnitude). Exit status 1 when any import
+fails or any relative error exceeds 1e-4.
 """
 import argparse
 import os
@@ -16,6 +20,7 @@ import sys
 import time
 import traceback
 
+import numpy as np
 import torch
 
 
@@ -52,6 +57,41 @@ def export(model, args, path, dynamo):
             torch.onnx.export(model, args, path, dynamo=False, opset_version=17)
 
 
+def compare_with_onnxruntime(kiln, path, inputs, row):
+    """Runs `kiln eval` and onnxruntime on the same inputs; fills row's errors. Returns a problem
+    description or None."""
+    import onnx
+    import onnxruntime as ort
+
+    model = onnx.load(path, load_external_data=False)
+    initializers = {t.name for t in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in initializers]
+    feeds = {n: t.detach().cpu().numpy() for n, t in zip(names, inputs)}
+    out_dir = path + ".out"
+    cmd = ["taskset", "-c", "0,1", kiln, "eval", path, "--output-dir", out_dir]
+    for n, value in feeds.items():
+        np.save(os.path.join(os.path.dirname(path), n + ".npy"), value)
+        cmd += ["--input", f"{n}={os.path.join(os.path.dirname(path), n + '.npy')}"]
+    start = time.time()
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    row["seconds"] = f"{time.time() - start:.1f}"
+    if proc.returncode != 0:
+        return "kiln eval failed: " + proc.stderr.strip()[:300].replace("\n", " | ")
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    expected = session.run(None, feeds)
+    worst_abs = worst_rel = 0.0
+    for output, want in zip(model.graph.output, expected):
+        file = "".join(c if c.isalnum() or c in "_-." else "_" for c in output.name)
+        got = np.load(os.path.join(out_dir, file + ".npy"))
+        if got.shape != want.shape:
+            return f"output {output.name}: shape {got.shape}, onnxruntime {want.shape}"
+        diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        worst_abs = max(worst_abs, float(diff.max()))
+        worst_rel = max(worst_rel, float(diff.max() / max(np.abs(want).max(), 1e-30)))
+    row["abs"], row["rel"] = f"{worst_abs:.2e}", f"{worst_rel:.2e}"
+    return None if worst_rel <= 1e-4 else f"relative error {worst_rel:.2e} above 1e-4"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kiln", required=True)
@@ -73,24 +113,28 @@ def main():
                 traceback.print_exc()
                 rows.append(row)
                 continue
-            start = time.time()
             proc = subprocess.run([args.kiln, "import", path, "-o", path + ".mlir"],
                                   capture_output=True, text=True, errors="replace")
-            row["seconds"] = f"{time.time() - start:.1f}"
-            if proc.returncode == 0:
-                row["ok"] = True
-                m = re.search(r": (\d+) ops", proc.stderr)
-                row["ops"] = m.group(1) if m else "?"
-                row["note"] = proc.stderr.strip().splitlines()[-1][:150]
-            else:
+            if proc.returncode != 0:
                 failed += 1
                 row["note"] = proc.stderr.strip()[:400].replace("\n", " | ")
+                rows.append(row)
+                print(f"{name:20s} {exporter:12s} import failed: {row['note']}", flush=True)
+                continue
+            row["ok"] = True
+            m = re.search(r": (\d+) ops", proc.stderr)
+            row["ops"] = m.group(1) if m else "?"
+            problem = compare_with_onnxruntime(args.kiln, path, inputs, row)
+            if problem:
+                failed += 1
+                row["note"] = problem
             rows.append(row)
             print(f"{name:20s} {exporter:12s} ok={row['ok']} ops={row['ops']} {row['seconds']}s {row['note']}",
                   flush=True)
-    table = ["| model | exporter | import ok | kiln ops | seconds | note |", "|---|---|---|---|---|---|"]
-    table += [f"| {r['model']} | {r['exporter']} | {'yes' if r['ok'] else 'NO'} | {r['ops']} | {r['seconds']} | {r['note']} |"
-              for r in rows]
+    table = ["| model | exporter | import ok | kiln ops | eval s (2 cores) | max abs err | max rel err | note |",
+             "|---|---|---|---|---|---|---|---|"]
+    table += [f"| {r['model']} | {r['exporter']} | {'yes' if r['ok'] else 'NO'} | {r['ops']} | {r['seconds']} | "
+              f"{r.get('abs', '-')} | {r.get('rel', '-')} | {r['note']} |" for r in rows]
     print("\n".join(table))
     if args.out:
         os.makedirs(args.out, exist_ok=True)
