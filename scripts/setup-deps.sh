@@ -9,7 +9,7 @@ APT_PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libonnx-testdata libeigen3-dev
 )
-PIP_PACKAGES=(onnx numpy)
+PIP_PACKAGES=(onnx numpy onnxruntime)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -25,7 +25,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
-if ! "$PY" -c "import onnx, numpy" 2>/dev/null; then
+if ! "$PY" -c "import onnx, numpy, onnxruntime" 2>/dev/null; then
   echo "setup-deps: installing Python test tooling: ${PIP_PACKAGES[*]}"
   "$PY" -m pip install --quiet "${PIP_PACKAGES[@]}" 2>/dev/null \
     || "$PY" -m pip install --quiet --break-system-packages "${PIP_PACKAGES[@]}"
