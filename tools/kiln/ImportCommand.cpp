@@ -3,10 +3,12 @@
 #include "Commands.h"
 
 #include "frontend/OnnxImporter.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -20,14 +22,16 @@ const char *const kImportHelp = R"(kiln import - import an ONNX model into the k
 USAGE: kiln import <model.onnx> [options]
 
 Reads the model (opsets 13-21 of the default ONNX domain; older opsets where the op is
-unchanged), resolves every shape statically, folds shape-computing subgraphs, and writes
-the module as MLIR text. Weights are MLIR resource blobs at the end of the file. A summary
+unchanged), resolves every shape statically, folds shape-computing subgraphs and then every
+op whose operands are all constants (through the reference interpreter, up to 2^20 elements
+per result), and writes the module as MLIR text. Weights are MLIR resource blobs at the end of the file. A summary
 (ops by kind, inputs, outputs, weight bytes) goes to stderr.
 
 OPTIONS:
   -o <file>                  Write the MLIR here (default: stdout; '-' is stdout)
   --shape <name>=<dims>      Static shape for a graph input with symbolic dims,
                              e.g. --shape input=1x3x224x224 (repeatable)
+  --no-fold                  Keep ops whose operands are all constants (no folding pass)
   --quiet                    Do not print the summary
   --help                     Show this help
 
@@ -77,7 +81,7 @@ void printSummary(mlir::ModuleOp module, llvm::StringRef path, llvm::raw_ostream
 int runImport(const std::vector<std::string> &args) {
   frontend::ImportOptions options;
   std::string input, output = "-";
-  bool quiet = false;
+  bool quiet = false, fold = true;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     auto value = [&](const char *flag) -> const std::string * {
@@ -109,6 +113,8 @@ int runImport(const std::vector<std::string> &args) {
       }
     } else if (a == "--quiet") {
       quiet = true;
+    } else if (a == "--no-fold") {
+      fold = false;
     } else if (!a.empty() && a[0] == '-') {
       llvm::errs() << "kiln import: unknown option '" << a << "'; run 'kiln import --help'\n";
       return 2;
@@ -129,6 +135,14 @@ int runImport(const std::vector<std::string> &args) {
   if (!module) {
     llvm::errs() << "kiln import: error: " << llvm::toString(module.takeError()) << "\n";
     return 1;
+  }
+  if (fold) {
+    mlir::PassManager pm(&context);
+    pm.addNestedPass<mlir::func::FuncOp>(createFoldConstants());
+    if (mlir::failed(pm.run(**module))) {
+      llvm::errs() << "kiln import: error: constant folding failed\n";
+      return 1;
+    }
   }
   std::error_code ec;
   llvm::raw_fd_ostream os(output, ec, llvm::sys::fs::OF_None);

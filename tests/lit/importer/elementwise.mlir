@@ -23,12 +23,15 @@
 // ADD: kiln.add %[[A]], %[[B]] : (tensor<2x1x4xf32>, tensor<3x1xf32>) -> tensor<2x3x4xf32>
 
 // Clip-13 with min left out: the lowest value of the type (-inf for f32); max, a shape-[1]
-// initializer, becomes a scalar.
+// initializer, becomes a scalar (its reshape folds away; --no-fold keeps it).
 // RUN: kiln import %t/clip_missing_min.onnx --quiet | FileCheck %s --check-prefix=CLIP
-// CLIP-DAG: %[[MAX1:.*]] = kiln.constant dense<6.000000e+00> : tensor<1xf32>
 // CLIP-DAG: %[[MIN:.*]] = kiln.constant dense<0xFF800000> : tensor<f32>
-// CLIP: %[[MAX:.*]] = kiln.reshape %[[MAX1]] : tensor<1xf32> to tensor<f32>
+// CLIP-DAG: %[[MAX:.*]] = kiln.constant dense<6.000000e+00> : tensor<f32>
+// CLIP-NOT: kiln.reshape
 // CLIP: kiln.clip %arg0, %[[MIN]], %[[MAX]] : (tensor<2x3xf32>, tensor<f32>, tensor<f32>) -> tensor<2x3xf32>
+// RUN: kiln import %t/clip_missing_min.onnx --quiet --no-fold | FileCheck %s --check-prefix=CLIP-NOFOLD
+// CLIP-NOFOLD: %[[MAX1:.*]] = kiln.constant dense<6.000000e+00> : tensor<1xf32>
+// CLIP-NOFOLD: kiln.reshape %[[MAX1]] : tensor<1xf32> to tensor<f32>
 
 // Clip on i32 without bounds: the i32 limits.
 // RUN: kiln import %t/clip_int_no_bounds.onnx --quiet | FileCheck %s --check-prefix=CLIPI
