@@ -36,11 +36,16 @@ def build_models():
         def forward(self, input_ids, attention_mask):
             return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
+    torch.manual_seed(0)
     ids = torch.randint(0, 30522, (1, 128))
+    vit = torchvision.models.vit_b_16(weights=None)
+    # torchvision zero-initializes ViT's classifier head: its output would be all zeros and any
+    # comparison trivially exact. Random head weights make the comparison mean something.
+    torch.nn.init.normal_(vit.heads.head.weight, std=0.02)
     return [
         ("resnet50", torchvision.models.resnet50(weights=None), (torch.randn(1, 3, 224, 224),)),
         ("mobilenet_v3_large", torchvision.models.mobilenet_v3_large(weights=None), (torch.randn(1, 3, 224, 224),)),
-        ("vit_b_16", torchvision.models.vit_b_16(weights=None), (torch.randn(1, 3, 224, 224),)),
+        ("vit_b_16", vit, (torch.randn(1, 3, 224, 224),)),
         ("bert_base_seq128", Bert(), (ids, torch.ones(1, 128, dtype=torch.int64))),
     ]
 
