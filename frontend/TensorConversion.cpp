@@ -2,6 +2,7 @@
 
 #include "frontend/TensorConversion.h"
 #include "frontend/ExternalData.h"
+#include "ir/Interpreter/Tensor.h"
 
 #include "onnx/onnx.pb.h"
 
@@ -221,33 +222,17 @@ ElementsAttr toElementsAttr(const RawTensor &raw, llvm::StringRef name, int64_t 
 }
 
 DenseElementsAttr toDenseAttr(const HostTensor &host, RankedTensorType type) {
-  Type element = type.getElementType();
-  if (element.isInteger(1)) {
-    llvm::SmallVector<bool> values;
-    for (long double v : host.values)
-      values.push_back(v != 0);
-    return DenseElementsAttr::get(type, llvm::ArrayRef<bool>(values));
+  // Host values become attributes the way interpreter values do (one rounding rule for all).
+  interp::Tensor t = interp::Tensor::zeros(type);
+  bool isUnsigned = type.getElementType().isUnsignedInteger();
+  for (size_t k = 0; k < host.values.size(); ++k) {
+    long double v = host.values[k];
+    if (t.isFloat())
+      t.f[k] = (double)v;
+    else // unsigned values above INT64_MAX keep their bits
+      t.i[k] = isUnsigned && v > (long double)INT64_MAX ? (int64_t)(uint64_t)v : (int64_t)v;
   }
-  if (auto floatType = llvm::dyn_cast<FloatType>(element)) {
-    llvm::SmallVector<llvm::APFloat> values;
-    for (long double v : host.values) {
-      llvm::APFloat f((double)v);
-      bool losesInfo = false;
-      f.convert(floatType.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
-      values.push_back(f);
-    }
-    return DenseElementsAttr::get(type, values);
-  }
-  unsigned width = element.getIntOrFloatBitWidth();
-  bool isUnsigned = element.isUnsignedInteger();
-  llvm::SmallVector<llvm::APInt> values;
-  for (long double v : host.values) {
-    if (isUnsigned)
-      values.push_back(llvm::APInt(width, (uint64_t)v));
-    else
-      values.push_back(llvm::APInt(width, (uint64_t)(int64_t)v, /*isSigned=*/true, /*implicitTrunc=*/true));
-  }
-  return DenseElementsAttr::get(type, values);
+  return interp::toAttr(t);
 }
 
 } // namespace kiln::frontend
