@@ -103,6 +103,13 @@ constexpr std::string_view kBasePrelude = R"CUDA(
 #include <cuda_fp8.h>
 typedef long long kiln_i64;
 typedef unsigned long long kiln_u64;
+// NVRTC has no <math.h>; literal() spells infinities and NaNs with these (device code only).
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+#ifndef NAN
+#define NAN __int_as_float(0x7fffffff)
+#endif
 template <typename T> __device__ __forceinline__ T kiln_ld(const T *p, kiln_i64 i) { return p[i]; }
 __device__ __forceinline__ float kiln_ld(const __half *p, kiln_i64 i) { return __half2float(p[i]); }
 __device__ __forceinline__ float kiln_ld(const __nv_bfloat16 *p, kiln_i64 i) { return __bfloat162float(p[i]); }
@@ -110,8 +117,11 @@ __device__ __forceinline__ float kiln_ld(const __nv_fp8_e4m3 *p, kiln_i64 i) { r
 template <typename T, typename V> __device__ __forceinline__ void kiln_st(T *p, kiln_i64 i, V v) { p[i] = (T)v; }
 __device__ __forceinline__ void kiln_st(__half *p, kiln_i64 i, float v) { p[i] = __float2half_rn(v); }
 __device__ __forceinline__ void kiln_st(__nv_bfloat16 *p, kiln_i64 i, float v) { p[i] = __float2bfloat16_rn(v); }
-// Out-of-range values saturate to +-448 (ONNX saturate=true); NaN stays NaN.
-__device__ __forceinline__ void kiln_st(__nv_fp8_e4m3 *p, kiln_i64 i, float v) { p[i] = __nv_fp8_e4m3(v); }
+// Like the interpreter's rounding of op results: beyond the largest finite value (448) is NaN,
+// f8E4M3FN having no infinity. Saturation is only Cast's `saturate`, which cast emits itself.
+__device__ __forceinline__ void kiln_st(__nv_fp8_e4m3 *p, kiln_i64 i, float v) {
+  p[i].__x = __nv_cvt_float_to_fp8(v, __NV_NOSAT, __NV_E4M3);
+}
 )CUDA";
 } // namespace
 

@@ -228,7 +228,13 @@ struct TargetInfo {
 /// kIncompatible with what to rebuild (or upgrade) when the plan cannot run on `target`:
 /// cubins for another architecture and no usable PTX, a driver older than the plan's CUDA,
 /// another cuDNN or cuBLASLt major version.
+/// Metadata alone does not say whether the images carry PTX: for a device newer than the plan
+/// this form assumes they do. The Plan form below also checks the images; prefer it.
 Status checkCompatibility(const Metadata &metadata, const TargetInfo &target);
+/// Like the Metadata form, but on a device newer than the plan's cubins every kernel image must
+/// have PTX to JIT, and only the libraries the steps call (cuDNN for conv, cuBLASLt for gemm)
+/// are checked.
+Status checkCompatibility(const Plan &plan, const TargetInfo &target);
 
 //===-- Human- and machine-readable views (PlanText.cpp) -------------------===//
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """ONNX conformance: every in-scope backend node test imported and run by `kiln eval` (the CPU
 reference interpreter), outputs compared with the test's expected outputs at the ONNX backend
-tolerances (rtol 1e-3, atol 1e-7; NaNs must match).
+tolerances (rtol 1e-3, atol 1e-7; NaNs must match). With --gpu each test is compiled with
+`kiln compile` and run on the GPU with `kiln run` instead (the arena is poisoned first, so an
+output element no kernel wrote fails the comparison).
 
 Exclusions: the tests `kiln import` rejects on purpose (import_expected_rejections.txt) and the
 tests listed in conformance_expected_failures.txt, each with its reason. Prints every failure
@@ -69,14 +71,27 @@ def compare(name, expected, actual):
     return None
 
 
-def run_test(kiln, name, test_dir):
+def run_test(kiln, name, test_dir, gpu=False):
     model = onnx.load(os.path.join(test_dir, "model.onnx"), load_external_data=False)
     initializers = {t.name for t in model.graph.initializer}
     inputs = [(i.name, i.type.tensor_type.elem_type) for i in model.graph.input if i.name not in initializers]
     outputs = [(o.name, o.type.tensor_type.elem_type) for o in model.graph.output]
     for data_dir in sorted(glob.glob(os.path.join(test_dir, "test_data_set_*"))):
         with tempfile.TemporaryDirectory() as tmp:
-            args = [kiln, "eval", os.path.join(test_dir, "model.onnx"), "--output-dir", os.path.join(tmp, "out")]
+            model_path = os.path.join(test_dir, "model.onnx")
+            command = "eval"
+            if gpu:
+                command = "run"
+                plan = os.path.join(tmp, "model.kiln")
+                proc = subprocess.run([kiln, "compile", model_path, "-o", plan, "--quiet"], capture_output=True,
+                                      text=True, errors="replace")
+                if proc.returncode != 0:
+                    return name, "compile: " + (proc.stderr.strip().replace("kiln compile: error: ", "")
+                                                .splitlines() or ["(no message)"])[0][:300]
+                model_path = plan
+            args = [kiln, command, model_path, "--output-dir", os.path.join(tmp, "out")]
+            if gpu:
+                args += ["--quiet", "--timing-cache", "none"]
             for k, (input_name, elem_type) in enumerate(inputs):
                 pb = os.path.join(data_dir, f"input_{k}.pb")
                 if not os.path.exists(pb):
@@ -89,7 +104,8 @@ def run_test(kiln, name, test_dir):
                 args += ["--input", f"{input_name}={npy}"]
             proc = subprocess.run(args, capture_output=True, text=True, errors="replace")
             if proc.returncode != 0:
-                return name, proc.stderr.strip().replace("kiln eval: error: ", "").splitlines()[0][:300]
+                return name, (proc.stderr.strip().replace(f"kiln {command}: error: ", "").splitlines()
+                              or [f"exit status {proc.returncode}"])[0][:300]
             for k, (output_name, elem_type) in enumerate(outputs):
                 file = "".join(c if c.isalnum() or c in "_-." else "_" for c in output_name)
                 actual = np.load(os.path.join(tmp, "out", file + ".npy"))
@@ -105,7 +121,10 @@ def main():
     parser.add_argument("--kiln", required=True)
     parser.add_argument("--node-dir", default=NODE_DIR)
     here = os.path.dirname(os.path.abspath(__file__))
-    parser.add_argument("--expected-failures", default=os.path.join(here, "conformance_expected_failures.txt"))
+    parser.add_argument("--gpu", action="store_true", help="compile and run on the GPU instead of `kiln eval`")
+    parser.add_argument("--expected-failures", default=None,
+                        help="default: conformance_expected_failures.txt (gpu_expected_failures.txt with --gpu)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--import-rejections", default=os.path.join(here, "import_expected_rejections.txt"))
     parser.add_argument("--min-ratio", type=float, default=0.0,
                         help="fail when fewer than this share of the in-scope tests pass")
@@ -113,17 +132,20 @@ def main():
     if not os.path.isdir(args.node_dir):
         print(f"conformance: node tests not found at {args.node_dir}; run scripts/setup-deps.sh")
         return 1
+    if args.expected_failures is None:
+        args.expected_failures = os.path.join(
+            here, "gpu_expected_failures.txt" if args.gpu else "conformance_expected_failures.txt")
     excluded = read_expected(args.import_rejections)
     excluded.update(read_expected(args.expected_failures))
     tests = in_scope_tests(args.node_dir)
     runnable = [(n, d) for n, d in tests if n not in excluded]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        results = list(pool.map(lambda t: run_test(args.kiln, *t), runnable))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(lambda t: run_test(args.kiln, *t, gpu=args.gpu), runnable))
     failed = [(n, why) for n, why in results if why]
     for n, why in failed:
         print(f"FAILED {n}: {why}")
     passed = len(runnable) - len(failed)
-    print(f"conformance: {passed} passed, {len(failed)} failed, {len(tests) - len(runnable)} excluded, "
+    print(f"{'gpu-conformance' if args.gpu else 'conformance'}: {passed} passed, {len(failed)} failed, {len(tests) - len(runnable)} excluded, "
           f"{len(tests)} in scope")
     if passed < args.min_ratio * len(tests):
         print(f"FAIL: {passed / max(len(tests), 1):.1%} passed, below {args.min_ratio:.0%}")

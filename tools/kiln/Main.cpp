@@ -20,6 +20,10 @@ USAGE: kiln <command> [options]
 COMMANDS:
   import    Import an ONNX model into the kiln MLIR dialect (every shape static)
   eval      Run a model (ONNX or kiln MLIR) on the CPU reference interpreter
+  compile   Compile a model into a plan file for the GPU runtime (no GPU needed)
+  run       Run a plan once on the GPU (inputs from .npy or random)
+  bench     Time a plan on the GPU: latency percentiles, throughput, copy/compute split
+  inspect   Show what a plan file holds: steps, kernels, buffers, arena, weights
 
 Run 'kiln <command> --help' for a command's options.
 
@@ -47,6 +51,14 @@ int main(int argc, char **argv) {
     return kiln::cli::runImport(args);
   if (command == "eval")
     return kiln::cli::runEval(args);
+  if (command == "compile")
+    return kiln::cli::runCompile(args);
+  if (command == "run")
+    return kiln::cli::runRun(args);
+  if (command == "bench")
+    return kiln::cli::runBench(args);
+  if (command == "inspect")
+    return kiln::cli::runInspect(args);
   llvm::errs() << "kiln: unknown command '" << command << "'; run 'kiln --help' for the list\n";
   return 2;
 }

@@ -1,0 +1,376 @@
+//===- LibrarySteps.cpp - conv on cuDNN, matmul and gemm on cuBLASLt ------===//
+//
+// These ops become library steps; the cases a library call cannot express directly get a
+// generated kernel around it: asymmetric conv padding (an explicit pad), ConvTranspose with
+// asymmetric pads or output_padding (a full-size result, then a slice), matmul batch
+// broadcasting that one stride cannot express and gemm C operands that are neither a bias row
+// nor a full matrix (an expand).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/OpDescription.h"
+#include "codegen/PlanBuilderImpl.h"
+#include "ir/KilnOps.h"
+
+namespace kiln::codegen {
+namespace {
+
+llvm::Error opError(mlir::Operation *op, const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 op->getName().getStringRef() + " '" + nodeName(op) + "': " + message);
+}
+
+uint64_t bytesOf(const TensorDesc &t) { return static_cast<uint64_t>(t.numElements()) * plan::dtypeBytes(t.dtype); }
+
+TensorDesc tensor(DType dtype, std::vector<int64_t> shape) {
+  TensorDesc t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  return t;
+}
+
+TensorDesc constantInts(std::vector<int64_t> values) {
+  TensorDesc t = tensor(DType::I64, {static_cast<int64_t>(values.size())});
+  t.ints = std::move(values);
+  return t;
+}
+
+/// Types the library steps run; others stay in the interpreter for now.
+bool isLibraryFloat(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
+
+} // namespace
+
+//===-- Convolution -------------------------------------------------------===//
+
+llvm::Error PlanBuilderImpl::lowerConv(mlir::Operation *operation) {
+  auto op = llvm::cast<ConvOp>(operation);
+  auto desc = describeOp(operation);
+  if (!desc)
+    return opError(operation, llvm::toString(desc.takeError()));
+  const TensorDesc &x = *desc->operands[0];
+  const TensorDesc &w = *desc->operands[1];
+  const TensorDesc &y = desc->results[0];
+  if (!isLibraryFloat(x.dtype) && x.dtype != DType::F64)
+    return opError(operation, "cuDNN convolution supports f32, f16, bf16 and f64 tensors");
+  size_t rank = x.shape.size() - 2;
+  std::vector<int64_t> pads(op.getPads().begin(), op.getPads().end());
+  if (pads.size() != 2 * rank)
+    return opError(operation, "expected " + std::to_string(2 * rank) + " pads");
+  std::string name = nodeName(operation);
+
+  auto input = bufferFor(op.getInput());
+  if (!input)
+    return input.takeError();
+  auto weight = bufferFor(op.getWeight());
+  if (!weight)
+    return weight.takeError();
+  std::optional<uint32_t> bias;
+  if (op.getBias()) {
+    auto b = bufferFor(op.getBias());
+    if (!b)
+      return b.takeError();
+    bias = *b;
+  }
+
+  plan::ConvStep step;
+  step.dtype = x.dtype;
+  step.math = math();
+  step.xShape = x.shape;
+  step.wShape = w.shape;
+  step.yShape = y.shape;
+  step.strides.assign(op.getStrides().begin(), op.getStrides().end());
+  step.dilations.assign(op.getDilations().begin(), op.getDilations().end());
+  step.groups = op.getGroup();
+  step.x = *input;
+  step.w = *weight;
+  step.bias = bias;
+
+  bool symmetric = true;
+  for (size_t d = 0; d < rank; ++d)
+    symmetric &= pads[d] == pads[d + rank];
+  if (symmetric) {
+    step.pads.assign(pads.begin(), pads.begin() + rank);
+  } else {
+    // cuDNN pads symmetrically: pad explicitly first.
+    std::vector<int64_t> padded = x.shape, padAmounts(2 * x.shape.size(), 0);
+    for (size_t d = 0; d < rank; ++d) {
+      padded[d + 2] += pads[d] + pads[d + rank];
+      padAmounts[d + 2] = pads[d];
+      padAmounts[d + 2 + x.shape.size()] = pads[d + rank];
+    }
+    OpDesc pad;
+    pad.op = "kiln.pad";
+    pad.name = name + "/pad";
+    TensorDesc zero = tensor(x.dtype, {});
+    zero.floats = std::vector<double>{0.0};
+    pad.operands = {x, constantInts(padAmounts), zero};
+    pad.results = {tensor(x.dtype, padded)};
+    pad.attrs["mode"] = std::string("constant");
+    uint32_t paddedBuffer = newArenaBuffer(name + "/padded", bytesOf(pad.results[0]));
+    // The pad amounts and value are baked into the kernel; they need no buffers.
+    if (auto err = emitKernelOp(pad, {*input, std::nullopt, std::nullopt}, {paddedBuffer}, name + "/pad"))
+      return err;
+    step.x = paddedBuffer;
+    step.xShape = padded;
+    step.pads.assign(rank, 0);
+  }
+  step.y = defineResult(op.getResult(), name);
+  addStep(plan::Step{name, "kiln.conv", std::move(step)});
+  return llvm::Error::success();
+}
+
+llvm::Error PlanBuilderImpl::lowerConvTranspose(mlir::Operation *operation) {
+  auto op = llvm::cast<ConvTransposeOp>(operation);
+  auto desc = describeOp(operation);
+  if (!desc)
+    return opError(operation, llvm::toString(desc.takeError()));
+  const TensorDesc &x = *desc->operands[0];
+  const TensorDesc &w = *desc->operands[1];
+  const TensorDesc &y = desc->results[0];
+  if (!isLibraryFloat(x.dtype) && x.dtype != DType::F64)
+    return opError(operation, "cuDNN convolution supports f32, f16, bf16 and f64 tensors");
+  size_t rank = x.shape.size() - 2;
+  std::vector<int64_t> pads(op.getPads().begin(), op.getPads().end());
+  std::vector<int64_t> outputPadding(op.getOutputPadding().begin(), op.getOutputPadding().end());
+  std::vector<int64_t> strides(op.getStrides().begin(), op.getStrides().end());
+  std::vector<int64_t> dilations(op.getDilations().begin(), op.getDilations().end());
+  outputPadding.resize(rank, 0);
+  std::string name = nodeName(operation);
+  for (size_t d = 0; d < rank; ++d)
+    if (outputPadding[d] >= strides[d])
+      return opError(operation, "output_padding must be smaller than the stride on every axis");
+
+  auto input = bufferFor(op.getInput());
+  if (!input)
+    return input.takeError();
+  auto weight = bufferFor(op.getWeight());
+  if (!weight)
+    return weight.takeError();
+  std::optional<uint32_t> bias;
+  if (op.getBias()) {
+    auto b = bufferFor(op.getBias());
+    if (!b)
+      return b.takeError();
+    bias = *b;
+  }
+
+  plan::ConvStep step;
+  step.dtype = x.dtype;
+  step.math = math();
+  step.transpose = true;
+  step.xShape = x.shape;
+  step.wShape = w.shape;
+  step.strides = strides;
+  step.dilations = dilations;
+  step.groups = op.getGroup();
+  step.x = *input;
+  step.w = *weight;
+  step.bias = bias;
+
+  bool direct = true;
+  for (size_t d = 0; d < rank; ++d)
+    direct &= pads[d] == pads[d + rank] && outputPadding[d] == 0;
+  if (direct) {
+    step.pads.assign(pads.begin(), pads.begin() + rank);
+    step.yShape = y.shape;
+    step.y = defineResult(op.getResult(), name);
+    addStep(plan::Step{name, "kiln.conv_transpose", std::move(step)});
+    return llvm::Error::success();
+  }
+  // Full result without padding (plus output_padding at the end), then the window
+  // [pad_begin, pad_begin + out) of every spatial axis.
+  std::vector<int64_t> full = y.shape, starts, ends, axes, steps;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t kernelExtent = (w.shape[d + 2] - 1) * dilations[d] + 1;
+    full[d + 2] = (x.shape[d + 2] - 1) * strides[d] + kernelExtent + outputPadding[d];
+    starts.push_back(pads[d]);
+    ends.push_back(pads[d] + y.shape[d + 2]);
+    axes.push_back(static_cast<int64_t>(d + 2));
+    steps.push_back(1);
+  }
+  step.pads.assign(rank, 0);
+  step.yShape = full;
+  uint32_t fullBuffer = newArenaBuffer(name + "/full", bytesOf(tensor(y.dtype, full)));
+  step.y = fullBuffer;
+  addStep(plan::Step{name, "kiln.conv_transpose", std::move(step)});
+
+  OpDesc slice;
+  slice.op = "kiln.slice";
+  slice.name = name + "/crop";
+  slice.operands = {tensor(y.dtype, full), constantInts(starts), constantInts(ends), constantInts(axes),
+                    constantInts(steps)};
+  slice.results = {y};
+  uint32_t result = defineResult(op.getResult(), name);
+  return emitKernelOp(slice, {fullBuffer, std::nullopt, std::nullopt, std::nullopt, std::nullopt}, {result},
+                      name + "/crop");
+}
+
+//===-- Matrix products ---------------------------------------------------===//
+
+namespace {
+/// Element stride between batch matrices of an operand with batch dims `batch` (already
+/// left-padded to the result's batch rank) in a result batch `outBatch`; nullopt when no
+/// single stride expresses the broadcast.
+std::optional<int64_t> batchStride(const std::vector<int64_t> &batch, const std::vector<int64_t> &outBatch,
+                                   int64_t matrixElements) {
+  int64_t count = 1;
+  for (int64_t d : batch)
+    count *= d;
+  int64_t outCount = 1;
+  for (int64_t d : outBatch)
+    outCount *= d;
+  if (count == outCount && batch == outBatch)
+    return matrixElements;
+  if (count == 1)
+    return 0;
+  return std::nullopt;
+}
+} // namespace
+
+llvm::Error PlanBuilderImpl::lowerMatMul(mlir::Operation *operation) {
+  auto op = llvm::cast<MatMulOp>(operation);
+  auto desc = describeOp(operation);
+  if (!desc)
+    return opError(operation, llvm::toString(desc.takeError()));
+  TensorDesc a = *desc->operands[0], b = *desc->operands[1];
+  const TensorDesc &y = desc->results[0];
+  if (!isLibraryFloat(a.dtype))
+    return opError(operation, "GPU matmul supports f32, f16 and bf16 (cuBLASLt); this one runs in the "
+                              "interpreter only (`kiln eval`)");
+  std::string name = nodeName(operation);
+  // 1-d promotion: [K] x [..., K, N] is [1, K]; [..., M, K] x [K] is [K, 1].
+  std::vector<int64_t> aShape = a.shape, bShape = b.shape;
+  if (aShape.size() == 1)
+    aShape.insert(aShape.begin(), 1);
+  if (bShape.size() == 1)
+    bShape.push_back(1);
+  int64_t m = aShape[aShape.size() - 2], k = aShape.back(), n = bShape.back();
+  std::vector<int64_t> aBatch(aShape.begin(), aShape.end() - 2), bBatch(bShape.begin(), bShape.end() - 2);
+  size_t batchRank = std::max(aBatch.size(), bBatch.size());
+  aBatch.insert(aBatch.begin(), batchRank - aBatch.size(), 1);
+  bBatch.insert(bBatch.begin(), batchRank - bBatch.size(), 1);
+  std::vector<int64_t> outBatch(batchRank);
+  int64_t batch = 1;
+  for (size_t d = 0; d < batchRank; ++d) {
+    outBatch[d] = std::max(aBatch[d], bBatch[d]);
+    batch *= outBatch[d];
+  }
+
+  auto aBuffer = bufferFor(op.getLhs());
+  if (!aBuffer)
+    return aBuffer.takeError();
+  auto bBuffer = bufferFor(op.getRhs());
+  if (!bBuffer)
+    return bBuffer.takeError();
+
+  // An operand whose batch dims broadcast partially is expanded to the full batch first.
+  auto strideFor = [&](uint32_t &buffer, const std::vector<int64_t> &opBatch, int64_t rows, int64_t cols,
+                       const std::string &which) -> llvm::Expected<int64_t> {
+    if (auto stride = batchStride(opBatch, outBatch, rows * cols))
+      return *stride;
+    std::vector<int64_t> from = opBatch, to = outBatch;
+    from.push_back(rows), from.push_back(cols), to.push_back(rows), to.push_back(cols);
+    OpDesc expand;
+    expand.op = "kiln.expand";
+    expand.name = name + "/expand_" + which;
+    expand.operands = {tensor(a.dtype, from)};
+    expand.results = {tensor(a.dtype, to)};
+    uint32_t expanded = newArenaBuffer(expand.name, bytesOf(expand.results[0]));
+    if (auto err = emitKernelOp(expand, {buffer}, {expanded}, expand.name))
+      return std::move(err);
+    buffer = expanded;
+    return rows * cols;
+  };
+  uint32_t aData = *aBuffer, bData = *bBuffer;
+  auto strideA = strideFor(aData, aBatch, m, k, "lhs");
+  if (!strideA)
+    return strideA.takeError();
+  auto strideB = strideFor(bData, bBatch, k, n, "rhs");
+  if (!strideB)
+    return strideB.takeError();
+
+  plan::GemmStep step;
+  step.dtype = a.dtype;
+  step.math = math();
+  step.batch = batch;
+  step.m = m;
+  step.n = n;
+  step.k = k;
+  step.strideA = batch == 1 ? 0 : *strideA;
+  step.strideB = batch == 1 ? 0 : *strideB;
+  step.strideD = m * n;
+  step.a = aData;
+  step.b = bData;
+  step.d = defineResult(op.getResult(), name);
+  (void)y;
+  addStep(plan::Step{name, "kiln.matmul", std::move(step)});
+  return llvm::Error::success();
+}
+
+llvm::Error PlanBuilderImpl::lowerGemm(mlir::Operation *operation) {
+  auto op = llvm::cast<GemmOp>(operation);
+  auto desc = describeOp(operation);
+  if (!desc)
+    return opError(operation, llvm::toString(desc.takeError()));
+  const TensorDesc &a = *desc->operands[0];
+  const TensorDesc &y = desc->results[0];
+  if (!isLibraryFloat(a.dtype))
+    return opError(operation, "GPU gemm supports f32, f16 and bf16 (cuBLASLt); this one runs in the "
+                              "interpreter only (`kiln eval`)");
+  std::string name = nodeName(operation);
+  bool transA = op.getTransA(), transB = op.getTransB();
+  int64_t m = y.shape[0], n = y.shape[1];
+  int64_t k = transA ? a.shape[0] : a.shape[1];
+
+  auto aBuffer = bufferFor(op.getA());
+  if (!aBuffer)
+    return aBuffer.takeError();
+  auto bBuffer = bufferFor(op.getB());
+  if (!bBuffer)
+    return bBuffer.takeError();
+
+  plan::GemmStep step;
+  step.dtype = a.dtype;
+  step.math = math();
+  step.m = m;
+  step.n = n;
+  step.k = k;
+  step.transA = transA;
+  step.transB = transB;
+  step.alpha = op.getAlpha().convertToFloat();
+  step.a = *aBuffer;
+  step.b = *bBuffer;
+  float beta = op.getBeta().convertToFloat();
+  if (op.getC() && beta != 0.0f) {
+    const TensorDesc &c = *desc->operands[2];
+    std::vector<int64_t> cShape = c.shape;
+    cShape.insert(cShape.begin(), 2 - std::min<size_t>(2, cShape.size()), 1);
+    auto cBuffer = bufferFor(op.getC());
+    if (!cBuffer)
+      return cBuffer.takeError();
+    if (cShape[0] == 1 && cShape[1] == n && beta == 1.0f && n > 1) {
+      step.bias = *cBuffer; // a row added to every row: cuBLASLt's bias epilogue
+    } else if (cShape[0] == m && cShape[1] == n) {
+      step.c = *cBuffer;
+      step.beta = beta;
+    } else {
+      OpDesc expand;
+      expand.op = "kiln.expand";
+      expand.name = name + "/expand_c";
+      expand.operands = {c};
+      expand.operands[0]->ints.reset();
+      expand.operands[0]->floats.reset();
+      expand.results = {tensor(c.dtype, {m, n})};
+      uint32_t expanded = newArenaBuffer(expand.name, bytesOf(expand.results[0]));
+      if (auto err = emitKernelOp(expand, {*cBuffer}, {expanded}, expand.name))
+        return err;
+      step.c = expanded;
+      step.beta = beta;
+    }
+  }
+  step.d = defineResult(op.getResult(), name);
+  addStep(plan::Step{name, "kiln.gemm", std::move(step)});
+  return llvm::Error::success();
+}
+
+} // namespace kiln::codegen

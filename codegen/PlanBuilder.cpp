@@ -1,0 +1,407 @@
+//===- PlanBuilder.cpp - lower a kiln module to a plan --------------------===//
+
+#include "codegen/PlanBuilder.h"
+
+#include "codegen/MemoryPlanner.h"
+#include "codegen/OpDescription.h"
+#include "codegen/PlanBuilderImpl.h"
+#include "codegen/kernels/Nvrtc.h"
+#include "ir/KilnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <cublas_api.h>
+#include <cudnn_version.h>
+
+#include <algorithm>
+#include <climits>
+
+namespace kiln::codegen {
+namespace {
+
+llvm::Error opError(mlir::Operation *op, const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 op->getName().getStringRef() + " '" + nodeName(op) + "': " + message);
+}
+
+llvm::Error statusError(const Status &status) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), status.message());
+}
+
+uint64_t bytesOf(const TensorDesc &t) { return static_cast<uint64_t>(t.numElements()) * plan::dtypeBytes(t.dtype); }
+
+/// Placeholder prefix the emitters write; replaced by "k<N>_" once the source is known unique.
+constexpr const char *kSymbolPlaceholder = "KILN_SYMBOL_";
+
+std::string replaceAll(std::string text, const std::string &from, const std::string &to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+/// Ops whose kernel reads element i of a full-shape operand and then writes element i of the
+/// result, so the result may take the operand's bytes when the operand dies there.
+bool isInPlaceCandidate(llvm::StringRef op) {
+  static const llvm::StringSet<> ops = {
+      "kiln.sqrt", "kiln.reciprocal", "kiln.exp", "kiln.log", "kiln.erf", "kiln.tanh", "kiln.sigmoid",
+      "kiln.softplus", "kiln.hard_swish", "kiln.floor", "kiln.ceil", "kiln.round", "kiln.sin", "kiln.cos",
+      "kiln.relu", "kiln.neg", "kiln.abs", "kiln.sign", "kiln.not", "kiln.leaky_relu", "kiln.elu", "kiln.selu",
+      "kiln.hard_sigmoid", "kiln.gelu", "kiln.add", "kiln.sub", "kiln.mul", "kiln.div", "kiln.pow", "kiln.min",
+      "kiln.max", "kiln.mod", "kiln.prelu", "kiln.and", "kiln.or", "kiln.xor", "kiln.where", "kiln.clip"};
+  return ops.contains(op);
+}
+
+} // namespace
+
+const char *precisionName(plan::MathMode math) { return math == plan::MathMode::TF32 ? "tf32" : "fp32"; }
+
+//===-- Buffers -----------------------------------------------------------===//
+
+uint32_t PlanBuilderImpl::newArenaBuffer(const std::string &name, uint64_t bytes) {
+  plan::Buffer buffer;
+  buffer.name = name;
+  buffer.space = plan::MemorySpace::Arena;
+  buffer.bytes = bytes;
+  plan_.buffers.push_back(buffer);
+  storageOf_.push_back(static_cast<int>(storages_.size()));
+  storages_.push_back(Storage{bytes});
+  return static_cast<uint32_t>(plan_.buffers.size() - 1);
+}
+
+uint32_t PlanBuilderImpl::viewOf(uint32_t base, const std::string &name, uint64_t bytes) {
+  plan::Buffer buffer = plan_.buffers[base];
+  buffer.name = name;
+  buffer.bytes = bytes;
+  plan_.buffers.push_back(buffer);
+  storageOf_.push_back(storageOf_[base]);
+  return static_cast<uint32_t>(plan_.buffers.size() - 1);
+}
+
+uint32_t PlanBuilderImpl::defineResult(mlir::Value result, const std::string &name) {
+  auto type = llvm::cast<mlir::RankedTensorType>(result.getType());
+  unsigned bits = type.getElementTypeBitWidth();
+  uint64_t bytes = static_cast<uint64_t>(type.getNumElements()) * (bits == 1 ? 1 : bits / 8);
+  uint32_t buffer = newArenaBuffer(name, bytes);
+  bufferOf_[result] = buffer;
+  storages_[storageOf_[buffer]].lastValueUse = lastUse_.lookup(result);
+  return buffer;
+}
+
+llvm::Expected<uint32_t> PlanBuilderImpl::bufferFor(mlir::Value value) {
+  if (auto it = bufferOf_.find(value); it != bufferOf_.end())
+    return it->second;
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "internal: a value is used before it is defined");
+  auto bytes = constantBytes(constant.getValue());
+  if (!bytes)
+    return opError(constant, llvm::toString(bytes.takeError()));
+  weights_.resize((weights_.size() + plan::kBufferAlignment - 1) / plan::kBufferAlignment * plan::kBufferAlignment, 0);
+  plan::Buffer buffer;
+  buffer.name = nodeName(constant);
+  buffer.space = plan::MemorySpace::Weights;
+  buffer.offset = weights_.size();
+  buffer.bytes = bytes->size();
+  weights_.insert(weights_.end(), bytes->begin(), bytes->end());
+  plan_.buffers.push_back(buffer);
+  storageOf_.push_back(-1);
+  uint32_t index = static_cast<uint32_t>(plan_.buffers.size() - 1);
+  bufferOf_[value] = index;
+  return index;
+}
+
+//===-- Generated kernels -------------------------------------------------===//
+
+llvm::Error PlanBuilderImpl::emitKernelOp(const OpDesc &desc, const std::vector<std::optional<uint32_t>> &operands,
+                                          const std::vector<uint32_t> &results, const std::string &stepName) {
+  auto emitted = emitKernels(desc, EmitContext{kSymbolPlaceholder});
+  if (!emitted.isOk())
+    return statusError(emitted.status());
+  std::string &prefix = prefixOfSource_[emitted.value().source];
+  if (prefix.empty()) {
+    prefix = "k" + std::to_string(kernelCount_++) + "_";
+    programSource_ += replaceAll(emitted.value().source, kSymbolPlaceholder, prefix);
+    programSource_ += "\n";
+  }
+  std::vector<uint32_t> scratch;
+  for (auto [i, bytes] : llvm::enumerate(emitted.value().scratchBytes))
+    scratch.push_back(newArenaBuffer(stepName + "#scratch" + std::to_string(i), bytes));
+  for (const KernelLaunch &launch : emitted.value().launches) {
+    plan::KernelStep step;
+    step.image = 0;
+    step.function = replaceAll(launch.function, kSymbolPlaceholder, prefix);
+    step.grid = launch.grid;
+    step.block = launch.block;
+    step.sharedBytes = launch.sharedBytes;
+    for (const KernelArg &arg : launch.args) {
+      const char *what = arg.kind == KernelArg::Kind::Operand  ? "operand"
+                         : arg.kind == KernelArg::Kind::Result ? "result"
+                                                               : "scratch";
+      size_t limit = arg.kind == KernelArg::Kind::Operand  ? operands.size()
+                     : arg.kind == KernelArg::Kind::Result ? results.size()
+                                                           : scratch.size();
+      if (arg.index >= limit || (arg.kind == KernelArg::Kind::Operand && !operands[arg.index]))
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       desc.op + " '" + desc.name + "': internal: kernel " + launch.function +
+                                           " takes " + what + " " + std::to_string(arg.index) +
+                                           ", which the op does not have");
+      step.args.push_back(arg.kind == KernelArg::Kind::Operand  ? *operands[arg.index]
+                          : arg.kind == KernelArg::Kind::Result ? results[arg.index]
+                                                                : scratch[arg.index]);
+    }
+    addStep(plan::Step{stepName, desc.op, std::move(step)});
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error PlanBuilderImpl::lowerGeneric(mlir::Operation *op, int64_t index) {
+  auto desc = describeOp(op);
+  if (!desc)
+    return opError(op, llvm::toString(desc.takeError()));
+  std::vector<std::optional<uint32_t>> operands;
+  for (mlir::Value slot : operandSlots(op)) {
+    if (!slot) {
+      operands.push_back(std::nullopt);
+      continue;
+    }
+    auto buffer = bufferFor(slot);
+    if (!buffer)
+      return buffer.takeError();
+    operands.push_back(*buffer);
+  }
+  std::string name = nodeName(op);
+  std::vector<uint32_t> results;
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    std::string resultName = op->getNumResults() == 1 ? name : name + "#" + std::to_string(i);
+    // In place: the result takes the bytes of a same-size operand that dies here.
+    if (i == 0 && isInPlaceCandidate(op->getName().getStringRef())) {
+      for (auto [slot, operand] : llvm::enumerate(op->getOperands())) {
+        if (operand.getType() != result.getType() || !bufferOf_.count(operand))
+          continue;
+        int storage = storageOf_[bufferOf_[operand]];
+        if (storage < 0 || storages_[storage].isOutput || storages_[storage].lastValueUse != index)
+          continue;
+        bool sharedWithOther = llvm::any_of(op->getOperands(), [&](mlir::Value other) {
+          return other != operand && bufferOf_.count(other) && storageOf_[bufferOf_[other]] == storage;
+        });
+        if (sharedWithOther)
+          continue;
+        uint32_t buffer = viewOf(bufferOf_[operand], resultName, plan_.buffers[bufferOf_[operand]].bytes);
+        bufferOf_[result] = buffer;
+        storages_[storage].lastValueUse = lastUse_.lookup(result);
+        break;
+      }
+    }
+    results.push_back(bufferOf_.count(result) ? bufferOf_[result] : defineResult(result, resultName));
+  }
+  return emitKernelOp(*desc, operands, results, name);
+}
+
+//===-- The walk ----------------------------------------------------------===//
+
+llvm::Error PlanBuilderImpl::lowerOp(mlir::Operation *op, int64_t index) {
+  if (llvm::isa<ConstantOp>(op))
+    return llvm::Error::success(); // placed in the weights blob when a step first reads it
+  if (llvm::isa<ReshapeOp>(op)) {
+    auto input = bufferFor(op->getOperand(0));
+    if (!input)
+      return input.takeError();
+    uint32_t view = viewOf(*input, nodeName(op), plan_.buffers[*input].bytes);
+    bufferOf_[op->getResult(0)] = view;
+    if (storageOf_[view] >= 0)
+      storages_[storageOf_[view]].lastValueUse =
+          std::max(storages_[storageOf_[view]].lastValueUse, lastUse_.lookup(op->getResult(0)));
+    return llvm::Error::success();
+  }
+  if (llvm::isa<ConvOp>(op))
+    return lowerConv(op);
+  if (llvm::isa<ConvTransposeOp>(op))
+    return lowerConvTranspose(op);
+  if (llvm::isa<MatMulOp>(op))
+    return lowerMatMul(op);
+  if (llvm::isa<GemmOp>(op))
+    return lowerGemm(op);
+  return lowerGeneric(op, index);
+}
+
+llvm::Error PlanBuilderImpl::bindOutputs(mlir::Operation *terminator) {
+  auto func = llvm::cast<mlir::func::FuncOp>(terminator->getParentOp());
+  llvm::StringSet<> names;
+  for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
+    auto nameAttr = func.getResultAttrOfType<mlir::StringAttr>(i, "kiln.name");
+    std::string name = nameAttr ? nameAttr.getValue().str() : "output" + std::to_string(i);
+    auto desc = describeValue(value);
+    if (!desc)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "output '" + name + "': " + llvm::toString(desc.takeError()));
+    auto buffer = bufferFor(value);
+    if (!buffer)
+      return buffer.takeError();
+    uint32_t bound = *buffer;
+    int storage = storageOf_[bound];
+    // An output needs arena bytes of its own: copy when it is a weight, an input or another output.
+    if (storage < 0 || storages_[storage].isInput || storages_[storage].isOutput) {
+      bound = newArenaBuffer(name, plan_.buffers[*buffer].bytes);
+      plan::CopyStep copy{*buffer, bound, plan_.buffers[*buffer].bytes};
+      addStep(plan::Step{name, "copy", copy});
+      storage = storageOf_[bound];
+    }
+    storages_[storage].isOutput = true;
+    plan_.outputs.push_back(plan::TensorBinding{name, desc->dtype, desc->shape, bound});
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error PlanBuilderImpl::planArena() {
+  int64_t lastStep = std::max<int64_t>(0, static_cast<int64_t>(plan_.steps.size()) - 1);
+  std::vector<MemoryRequest> requests(storages_.size());
+  for (auto [i, storage] : llvm::enumerate(storages_)) {
+    requests[i].bytes = storage.bytes;
+    requests[i].firstStep = storage.isInput ? 0 : INT64_MAX;
+    requests[i].lastStep = storage.isOutput ? lastStep : -1;
+  }
+  auto touch = [&](uint32_t buffer, int64_t step) {
+    int storage = storageOf_[buffer];
+    if (storage < 0)
+      return;
+    requests[storage].firstStep = std::min(requests[storage].firstStep, step);
+    requests[storage].lastStep = std::max(requests[storage].lastStep, step);
+  };
+  for (auto [s, step] : llvm::enumerate(plan_.steps)) {
+    int64_t index = static_cast<int64_t>(s);
+    std::visit(
+        [&](const auto &params) {
+          using T = std::decay_t<decltype(params)>;
+          if constexpr (std::is_same_v<T, plan::KernelStep>) {
+            for (uint32_t arg : params.args)
+              touch(arg, index);
+          } else if constexpr (std::is_same_v<T, plan::GemmStep>) {
+            for (uint32_t b : {params.a, params.b, params.d})
+              touch(b, index);
+            if (params.c)
+              touch(*params.c, index);
+            if (params.bias)
+              touch(*params.bias, index);
+          } else if constexpr (std::is_same_v<T, plan::ConvStep>) {
+            for (uint32_t b : {params.x, params.w, params.y})
+              touch(b, index);
+            if (params.bias)
+              touch(*params.bias, index);
+          } else {
+            touch(params.src, index);
+            touch(params.dst, index);
+          }
+        },
+        step.params);
+  }
+  for (MemoryRequest &request : requests)
+    if (request.firstStep > request.lastStep) { // never touched (an unused input)
+      request.firstStep = 0;
+      request.lastStep = 0;
+    }
+  MemoryPlan memory = planMemory(requests, plan::kBufferAlignment);
+  if (!isValidMemoryPlan(requests, memory, plan::kBufferAlignment))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "internal: the memory plan overlaps live tensors");
+  for (auto [b, buffer] : llvm::enumerate(plan_.buffers))
+    if (storageOf_[b] >= 0)
+      buffer.offset = memory.offsets[storageOf_[b]];
+  plan_.metadata.arenaBytes = memory.peakBytes;
+  plan_.metadata.arenaLowerBound = memory.lowerBound;
+  return llvm::Error::success();
+}
+
+llvm::Error PlanBuilderImpl::compileKernels() {
+  if (kernelCount_ == 0)
+    return llvm::Error::success();
+  progress("compiling " + std::to_string(kernelCount_) + " distinct kernels with NVRTC for sm_" +
+           std::to_string(options_.smVersion));
+  std::string source = programPrelude() + "\n" + programSource_;
+  auto compiled = compileWithNvrtc(source, "kiln_kernels.cu", NvrtcOptions{options_.smVersion, options_.emitPtx});
+  if (!compiled.isOk())
+    return statusError(compiled.status());
+  plan::KernelImage image;
+  image.name = "kernels";
+  image.smVersion = options_.smVersion;
+  image.cubin = std::move(compiled.value().cubin);
+  image.ptx = std::move(compiled.value().ptx);
+  plan_.images.push_back(std::move(image));
+  return llvm::Error::success();
+}
+
+llvm::Expected<plan::Plan> PlanBuilderImpl::build(mlir::Operation *function) {
+  auto func = llvm::cast<mlir::func::FuncOp>(function);
+  mlir::Block &body = func.getBody().front();
+
+  // Last reader of every value (outputs live to the end).
+  int64_t index = 0;
+  for (mlir::Operation &op : body) {
+    for (mlir::Value operand : op.getOperands())
+      lastUse_[operand] = llvm::isa<mlir::func::ReturnOp>(op) ? INT64_MAX : index;
+    ++index;
+  }
+
+  llvm::StringSet<> inputNames;
+  for (auto [i, argument] : llvm::enumerate(func.getArguments())) {
+    auto nameAttr = func.getArgAttrOfType<mlir::StringAttr>(i, "kiln.name");
+    std::string name = nameAttr ? nameAttr.getValue().str() : "input" + std::to_string(i);
+    auto desc = describeValue(argument);
+    if (!desc)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "input '" + name + "': " + llvm::toString(desc.takeError()) +
+                                         "; give it a static shape with --shape " + name + "=...");
+    uint32_t buffer = defineResult(argument, name);
+    storages_[storageOf_[buffer]].isInput = true;
+    plan_.inputs.push_back(plan::TensorBinding{name, desc->dtype, desc->shape, buffer});
+  }
+
+  int64_t total = static_cast<int64_t>(body.getOperations().size());
+  progress("lowering " + std::to_string(total) + " ops");
+  index = 0;
+  for (mlir::Operation &op : body) {
+    if (llvm::isa<mlir::func::ReturnOp>(op)) {
+      if (auto err = bindOutputs(&op))
+        return std::move(err);
+    } else if (auto err = lowerOp(&op, index)) {
+      return std::move(err);
+    }
+    ++index;
+  }
+  progress("planning memory for " + std::to_string(storages_.size()) + " tensors");
+  if (auto err = planArena())
+    return std::move(err);
+  if (auto err = compileKernels())
+    return std::move(err);
+
+  plan::Metadata &meta = plan_.metadata;
+  meta.compilerVersion = KILN_VERSION;
+  meta.computeCapability = options_.smVersion;
+  meta.cudaVersion = nvrtcToolkitVersion();
+  meta.cudnnVersion = CUDNN_VERSION;
+  meta.cublasLtVersion = CUBLAS_VER_MAJOR * 10000 + CUBLAS_VER_MINOR * 100 + CUBLAS_VER_PATCH;
+  meta.precision = precisionName(options_.math);
+  meta.model = options_.modelName;
+  plan_.setWeights(std::move(weights_));
+  return std::move(plan_);
+}
+
+llvm::Expected<plan::Plan> buildPlan(mlir::ModuleOp module, const CompileOptions &options) {
+  mlir::func::FuncOp main;
+  for (auto func : module.getOps<mlir::func::FuncOp>())
+    if (!main || func.getSymName() == "main")
+      main = func;
+  if (!main || main.getBody().empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the module has no function to compile");
+  PlanBuilderImpl builder(options);
+  auto plan = builder.build(main);
+  if (!plan)
+    return plan.takeError();
+  Status valid = plan::validatePlan(*plan);
+  if (!valid.isOk())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal: codegen produced an invalid plan: " + valid.message());
+  return plan;
+}
+
+} // namespace kiln::codegen

@@ -1,0 +1,85 @@
+//===- PlanBuilderImpl.h - state of one lowering (private) -----*- C++ -*-===//
+//
+// Shared by PlanBuilder.cpp (the walk, kernels, memory plan, NVRTC) and LibrarySteps.cpp
+// (conv, matmul, gemm). Every tensor a step touches is a plan buffer; arena buffers belong to
+// a "storage" (views and in-place results share their operand's storage) that the memory
+// planner places once.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_PLANBUILDERIMPL_H
+#define KILN_CODEGEN_PLANBUILDERIMPL_H
+
+#include "codegen/PlanBuilder.h"
+#include "codegen/kernels/KernelEmitter.h"
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln::codegen {
+
+class PlanBuilderImpl {
+public:
+  explicit PlanBuilderImpl(const CompileOptions &options) : options_(options) {}
+
+  llvm::Expected<plan::Plan> build(mlir::Operation *function);
+
+  //===-- Used by the op lowerings -----------------------------------------===//
+
+  /// The buffer holding `value` (weights are placed on first use).
+  llvm::Expected<uint32_t> bufferFor(mlir::Value value);
+  /// A fresh arena tensor (its own storage).
+  uint32_t newArenaBuffer(const std::string &name, uint64_t bytes);
+  /// Binds an op result to a fresh arena buffer.
+  uint32_t defineResult(mlir::Value result, const std::string &name);
+  /// Emits `desc` through the kernel emitters; operand/result buffers in slot order (an absent
+  /// optional operand has no buffer and must not be a kernel argument).
+  llvm::Error emitKernelOp(const OpDesc &desc, const std::vector<std::optional<uint32_t>> &operands,
+                           const std::vector<uint32_t> &results, const std::string &stepName);
+  void addStep(plan::Step step) { plan_.steps.push_back(std::move(step)); }
+  plan::MathMode math() const { return options_.math; }
+
+  // Library lowerings (LibrarySteps.cpp).
+  llvm::Error lowerConv(mlir::Operation *op);
+  llvm::Error lowerConvTranspose(mlir::Operation *op);
+  llvm::Error lowerMatMul(mlir::Operation *op);
+  llvm::Error lowerGemm(mlir::Operation *op);
+
+private:
+  llvm::Error lowerOp(mlir::Operation *op, int64_t index);
+  llvm::Error lowerGeneric(mlir::Operation *op, int64_t index);
+  llvm::Error bindOutputs(mlir::Operation *terminator);
+  llvm::Error planArena();
+  llvm::Error compileKernels();
+  uint32_t viewOf(uint32_t base, const std::string &name, uint64_t bytes);
+  void progress(const std::string &line) const {
+    if (options_.progress)
+      options_.progress(line);
+  }
+
+  struct Storage {
+    uint64_t bytes = 0;
+    bool isInput = false, isOutput = false;
+    int64_t lastValueUse = -1; // last op index that reads a value held in it
+  };
+
+  const CompileOptions &options_;
+  plan::Plan plan_;
+  std::vector<uint8_t> weights_;
+  std::vector<int> storageOf_; // per buffer; -1 for weights
+  std::vector<Storage> storages_;
+  llvm::DenseMap<mlir::Value, uint32_t> bufferOf_;
+  llvm::DenseMap<mlir::Value, int64_t> lastUse_; // op index of the last reader (INT64_MAX: output)
+  // Generated code: each distinct kernel source once, under the prefix of its first use.
+  std::map<std::string, std::string> prefixOfSource_;
+  std::string programSource_;
+  int kernelCount_ = 0;
+};
+
+} // namespace kiln::codegen
+
+#endif // KILN_CODEGEN_PLANBUILDERIMPL_H

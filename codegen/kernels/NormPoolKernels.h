@@ -1,0 +1,92 @@
+//===- NormPoolKernels.h - pooling, normalization, resize (internal) -*- C++ -*-===//
+//
+// The pooling/normalization/resize family is split over NormPool*.cpp by op kind; this header
+// is what those files share: the emitters (registered in NormPoolKernels.cpp), operand checks,
+// source templating, and the host-side resize tap computation (exposed so tests can check it
+// against ONNX reference values without a GPU).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_KERNELS_NORMPOOLKERNELS_H
+#define KILN_CODEGEN_KERNELS_NORMPOOLKERNELS_H
+
+#include "codegen/kernels/KernelSource.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kiln::codegen::normpool {
+
+// Emitters, one per op (NormPoolPooling.cpp, NormPoolNorms.cpp, NormPoolResize.cpp).
+StatusOr<EmittedKernels> emitMaxPool(const OpDesc &op, const EmitContext &context);
+StatusOr<EmittedKernels> emitAvgPool(const OpDesc &op, const EmitContext &context);
+StatusOr<EmittedKernels> emitGlobalAvgPool(const OpDesc &op, const EmitContext &context);
+StatusOr<EmittedKernels> emitGlobalMaxPool(const OpDesc &op, const EmitContext &context);
+StatusOr<EmittedKernels> emitBatchNorm(const OpDesc &op, const EmitContext &context);
+StatusOr<EmittedKernels> emitInstanceNorm(const OpDesc &op, const EmitContext &context);
+StatusOr<EmittedKernels> emitLayerNorm(const OpDesc &op, const EmitContext &context);
+StatusOr<EmittedKernels> emitGroupNorm(const OpDesc &op, const EmitContext &context);
+StatusOr<EmittedKernels> emitResize(const OpDesc &op, const EmitContext &context);
+
+//===-- Shared helpers (NormPoolKernels.cpp) --------------------------------===//
+
+/// Returns the Status of `expr` from the enclosing function when it is an error.
+#define KILN_NP_TRY(expr)                                                                      \
+  do {                                                                                         \
+    if (::kiln::runtime::Status kilnNpStatus = (expr); !kilnNpStatus.isOk())                   \
+      return kilnNpStatus;                                                                     \
+  } while (false)
+
+/// `text` with every "@KEY@" replaced by its value. Templates keep kernel source readable.
+std::string fill(std::string_view text, const std::vector<std::pair<std::string, std::string>> &values);
+
+/// Checks that the op has `operands` operand slots and `results` results (the ODS counts).
+Status checkArity(const OpDesc &op, size_t operands, size_t results);
+/// The operand in slot `index`, or an error naming `role` when the slot is empty.
+StatusOr<const TensorDesc *> requireOperand(const OpDesc &op, size_t index, const std::string &role);
+/// An error unless `tensor` has a floating-point element type (f64/f32/f16/bf16/f8E4M3FN).
+Status requireFloat(const OpDesc &op, const TensorDesc &tensor, const std::string &role);
+/// An error unless the result has the input's element type and shape `shape`.
+Status requireResult(const OpDesc &op, DType dtype, const std::vector<int64_t> &shape);
+/// "[2, 3, 4]" for messages.
+std::string formatShape(const std::vector<int64_t> &shape);
+
+/// Launch over `rows` independent rows with one warp per row, 8 warps a block.
+KernelLaunch warpPerRowLaunch(std::string function, int64_t rows, std::vector<KernelArg> args);
+/// Launch over `rows` independent rows with one block of `threads` threads per row.
+KernelLaunch blockPerRowLaunch(std::string function, int64_t rows, uint32_t threads, std::vector<KernelArg> args);
+
+//===-- Resize taps (NormPoolResize.cpp) -------------------------------------===//
+
+struct ResizeAxisParams {
+  std::string mode = "nearest";             // nearest | linear | cubic
+  std::string transform = "half_pixel";     // coordinate_transformation_mode
+  std::string nearestMode = "round_prefer_floor";
+  double cubicA = -0.75;
+  bool excludeOutside = false;
+  /// Element type of the roi operand: the reference does roi arithmetic in it.
+  std::optional<DType> roiType;
+};
+
+/// One output position along one axis: the input positions (clamped to the axis) and their
+/// weights, or `extrapolated` when tf_crop_and_resize maps it outside the input.
+struct ResizeAxisTap {
+  bool extrapolated = false;
+  std::vector<int64_t> index;
+  std::vector<double> weight;
+};
+
+/// The taps of every output position of one axis, computed in double exactly as the reference
+/// interpreter does (ir/Interpreter/DataMovementEval.cpp, resizeTaps).
+std::vector<ResizeAxisTap> resizeAxisTaps(const ResizeAxisParams &params, int64_t inSize, int64_t outSize,
+                                          double scale, double roiBegin, double roiEnd);
+
+/// `value` rounded to the nearest value of float type `type` (ties to even); beyond the largest
+/// finite value: infinity, or NaN for f8E4M3FN (which has no infinity), as the interpreter does.
+double roundToDType(double value, DType type);
+
+} // namespace kiln::codegen::normpool
+
+#endif // KILN_CODEGEN_KERNELS_NORMPOOLKERNELS_H

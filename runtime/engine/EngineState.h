@@ -1,0 +1,58 @@
+//===- EngineState.h - what Runtime and Engine hold ------------*- C++ -*-===//
+//
+// Internal: the pimpl states behind Runtime.h. An Engine::State is immutable once loadEngine
+// returns; contexts share it (shared_ptr), which keeps the weights and kernel images alive.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_RUNTIME_ENGINE_ENGINESTATE_H
+#define KILN_RUNTIME_ENGINE_ENGINESTATE_H
+
+#include "runtime/Runtime.h"
+#include "runtime/engine/CudaHandles.h"
+#include "runtime/engine/TimingCache.h"
+
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace kiln {
+
+struct Runtime::State {
+  RuntimeOptions options;
+  plan::TargetInfo target;
+  std::string deviceName;
+  runtime::TimingCache cache;
+  std::mutex saveMutex; // one cache file write at a time
+
+  void progress(const std::string &message) const {
+    if (options.progress)
+      options.progress(message);
+  }
+  /// Appended to every problem key: the choice is only valid on the same GPU and libraries.
+  std::string deviceKey() const;
+};
+
+struct Engine::State {
+  int device = 0;
+  plan::Plan plan;
+  std::vector<TensorDesc> inputs, outputs;
+  runtime::DeviceBuffer weights;
+  std::vector<runtime::Library> libraries;         // one per plan image
+  std::vector<cudaKernel_t> kernels;               // per step; null unless a KernelStep
+  std::vector<std::optional<runtime::TunedAlgorithm>> algorithms; // per step; gemm/conv only
+  uint64_t workspaceBytes = 0;
+  TuningStats stats;
+};
+
+namespace runtime {
+/// Loads every plan image (cubin when the device's CC equals the image's, PTX otherwise) and
+/// resolves the function of every KernelStep. kIncompatible when neither can run.
+Status loadKernels(Engine::State &engine, uint32_t deviceCC);
+/// Picks an algorithm for every gemm/conv step: the timing cache, else timing on the device;
+/// sets engine.algorithms, engine.workspaceBytes and engine.stats, saves the cache file.
+Status tuneEngine(Engine::State &engine, Runtime::State &runtime);
+} // namespace runtime
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_ENGINE_ENGINESTATE_H

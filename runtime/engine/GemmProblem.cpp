@@ -1,0 +1,328 @@
+//===- GemmProblem.cpp - a plan GemmStep as a cuBLASLt matmul --------------===//
+
+#include "runtime/engine/GemmProblem.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace kiln::runtime {
+namespace {
+
+static_assert(sizeof(cublasLtMatmulAlgo_t) == sizeof(TunedAlgorithm::gemmAlgo),
+              "the timing cache stores cublasLtMatmulAlgo_t byte for byte");
+
+/// Largest power of two (<= kBufferAlignment) dividing every value; the device bases are
+/// cudaMalloc'd, hence kBufferAlignment-aligned, so this is the alignment of every pointer
+/// the matmul touches.
+uint32_t alignmentOf(std::initializer_list<uint64_t> values) {
+  uint64_t align = plan::kBufferAlignment;
+  for (uint64_t v : values)
+    while (align > 1 && v % align != 0)
+      align /= 2;
+  return static_cast<uint32_t>(align);
+}
+
+const char *epilogueName(cublasLtEpilogue_t e) {
+  switch (e) {
+  case CUBLASLT_EPILOGUE_DEFAULT: return "none";
+  case CUBLASLT_EPILOGUE_RELU: return "relu";
+  case CUBLASLT_EPILOGUE_GELU: return "gelu";
+  case CUBLASLT_EPILOGUE_BIAS: return "bias";
+  case CUBLASLT_EPILOGUE_RELU_BIAS: return "bias+relu";
+  case CUBLASLT_EPILOGUE_GELU_BIAS: return "bias+gelu";
+  default: return "?";
+  }
+}
+
+cublasLtEpilogue_t epilogueOf(const plan::GemmStep &s) {
+  bool bias = s.bias.has_value();
+  switch (s.activation) {
+  case plan::Activation::None: return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  case plan::Activation::Relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+  case plan::Activation::Gelu: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+template <typename T>
+Status setDesc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T &value, const std::string &what) {
+  return cublasStatus(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)), what);
+}
+
+/// A column-major rows x cols matrix, ld = rows, `batch` of them `stride` elements apart.
+StatusOr<MatrixLayout> makeLayout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t batch, int64_t stride,
+                                  const std::string &what) {
+  cublasLtMatrixLayout_t layout = nullptr;
+  Status status = cublasStatus(cublasLtMatrixLayoutCreate(&layout, type, rows, cols, rows), what);
+  if (!status.isOk())
+    return status;
+  MatrixLayout owned(layout);
+  if (batch > 1) {
+    int32_t count = static_cast<int32_t>(batch);
+    KILN_RETURN_IF_ERROR(cublasStatus(
+        cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)), what));
+    KILN_RETURN_IF_ERROR(cublasStatus(
+        cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)),
+        what));
+  }
+  return owned;
+}
+
+} // namespace
+
+StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &plan, const plan::GemmStep &s,
+                                                           std::string label) {
+  auto bad = [&](const std::string &msg) { return Status(StatusCode::kInvalidPlan, label + ": " + msg); };
+  cudaDataType_t type;
+  switch (s.dtype) {
+  case plan::DType::F32: type = CUDA_R_32F; break;
+  case plan::DType::F16: type = CUDA_R_16F; break;
+  case plan::DType::BF16: type = CUDA_R_16BF; break;
+  default:
+    return bad("gemm element type " + std::string(plan::dtypeName(s.dtype)) +
+               " is not supported by the runtime (f32, f16, bf16); recompile with another precision");
+  }
+  if (s.batch < 1 || s.m < 1 || s.n < 1 || s.k < 1 || s.batch > INT32_MAX)
+    return bad("gemm sizes batch=" + std::to_string(s.batch) + " m=" + std::to_string(s.m) + " n=" +
+               std::to_string(s.n) + " k=" + std::to_string(s.k) + " must be positive");
+  if (s.strideA < 0 || s.strideB < 0 || s.strideC < 0 || s.strideD < 0)
+    return bad("gemm batch strides must not be negative");
+  if (s.batch > 1 && s.strideD == 0)
+    return bad("gemm with batch " + std::to_string(s.batch) + " writes every batch to one D matrix (strideD = 0)");
+  if (s.beta != 0.0f && !s.c)
+    return bad("gemm has beta = " + std::to_string(s.beta) + " but no C buffer");
+  std::vector<uint32_t> used = {s.a, s.b, s.d};
+  if (s.c)
+    used.push_back(*s.c);
+  if (s.bias)
+    used.push_back(*s.bias);
+  for (uint32_t idx : used)
+    if (idx >= plan.buffers.size())
+      return bad("gemm names buffer " + std::to_string(idx) + " but the plan has " + std::to_string(plan.buffers.size()));
+  if (plan.buffers[s.d].space != plan::MemorySpace::Arena)
+    return bad("gemm output '" + plan.buffers[s.d].name + "' is in the read-only weights");
+  // The buffers must hold what cuBLASLt will touch (validatePlan checks this as well; the
+  // runtime re-checks what protects device memory).
+  size_t elem = plan::dtypeBytes(s.dtype);
+  auto need = [&](int64_t rows, int64_t cols, int64_t stride) {
+    return static_cast<uint64_t>(((s.batch - 1) * stride + rows * cols) * static_cast<int64_t>(elem));
+  };
+  auto checkSize = [&](uint32_t idx, uint64_t bytes, const char *role) -> Status {
+    if (plan.buffers[idx].bytes < bytes)
+      return bad(std::string("gemm ") + role + " buffer '" + plan.buffers[idx].name + "' has " +
+                 std::to_string(plan.buffers[idx].bytes) + " bytes, the matmul needs " + std::to_string(bytes));
+    return Status::ok();
+  };
+  KILN_RETURN_IF_ERROR(checkSize(s.a, need(s.m, s.k, s.strideA), "A"));
+  KILN_RETURN_IF_ERROR(checkSize(s.b, need(s.k, s.n, s.strideB), "B"));
+  KILN_RETURN_IF_ERROR(checkSize(s.d, need(s.m, s.n, s.strideD), "D"));
+  if (s.c)
+    KILN_RETURN_IF_ERROR(checkSize(*s.c, need(s.m, s.n, s.strideC), "C"));
+  if (s.bias)
+    KILN_RETURN_IF_ERROR(checkSize(*s.bias, static_cast<uint64_t>(s.n) * elem, "bias"));
+
+  auto problem = std::unique_ptr<GemmProblem>(new GemmProblem());
+  problem->plan_ = &plan;
+  problem->step_ = s;
+  problem->label_ = std::move(label);
+  problem->type_ = type;
+  const std::string &what = problem->label_;
+
+  cublasComputeType_t compute =
+      (s.dtype == plan::DType::F32 && s.math == plan::MathMode::TF32) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  problem->compute_ = compute;
+  cublasLtMatmulDesc_t desc = nullptr;
+  KILN_RETURN_IF_ERROR(cublasStatus(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F), what + ": cublasLtMatmulDescCreate"));
+  problem->desc_ = MatmulDesc(desc);
+  // cuBLASLt's A is the plan's B: row-major k x n (n x k when transB) is column-major n x k
+  // (k x n), which is op(B)^T as is (needs a transpose).
+  cublasOperation_t opA = s.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = s.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  KILN_RETURN_IF_ERROR(setDesc(desc, CUBLASLT_MATMUL_DESC_TRANSA, opA, what + ": setting TRANSA"));
+  KILN_RETURN_IF_ERROR(setDesc(desc, CUBLASLT_MATMUL_DESC_TRANSB, opB, what + ": setting TRANSB"));
+  cublasLtEpilogue_t epilogue = epilogueOf(s);
+  KILN_RETURN_IF_ERROR(setDesc(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue, what + ": setting the epilogue"));
+
+  auto layout = [&](int64_t rows, int64_t cols, int64_t stride, MatrixLayout &out) -> Status {
+    auto l = makeLayout(type, rows, cols, s.batch, stride, what + ": cublasLtMatrixLayoutCreate");
+    if (!l.isOk())
+      return l.status();
+    out = std::move(l).value();
+    return Status::ok();
+  };
+  KILN_RETURN_IF_ERROR(s.transB ? layout(s.k, s.n, s.strideB, problem->layoutA_)
+                                : layout(s.n, s.k, s.strideB, problem->layoutA_));
+  KILN_RETURN_IF_ERROR(s.transA ? layout(s.m, s.k, s.strideA, problem->layoutB_)
+                                : layout(s.k, s.m, s.strideA, problem->layoutB_));
+  KILN_RETURN_IF_ERROR(layout(s.n, s.m, s.c ? s.strideC : s.strideD, problem->layoutC_));
+  KILN_RETURN_IF_ERROR(layout(s.n, s.m, s.strideD, problem->layoutD_));
+
+  auto offset = [&](uint32_t idx) { return plan.buffers[idx].offset; };
+  auto strideBytes = [&](int64_t stride) { return s.batch > 1 ? static_cast<uint64_t>(stride) * elem : 0; };
+  problem->alignA_ = alignmentOf({offset(s.b), strideBytes(s.strideB)});
+  problem->alignB_ = alignmentOf({offset(s.a), strideBytes(s.strideA)});
+  problem->alignC_ = s.c ? alignmentOf({offset(*s.c), strideBytes(s.strideC)}) : alignmentOf({offset(s.d), strideBytes(s.strideD)});
+  problem->alignD_ = alignmentOf({offset(s.d), strideBytes(s.strideD)});
+  return problem;
+}
+
+std::string GemmProblem::key(uint64_t workspaceLimit) const {
+  const plan::GemmStep &s = step_;
+  std::string k = "gemm " + std::string(plan::dtypeName(s.dtype)) + (s.math == plan::MathMode::TF32 ? " tf32" : " fp32");
+  k += " b=" + std::to_string(s.batch) + " m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
+       " k=" + std::to_string(s.k);
+  k += std::string(" ta=") + (s.transA ? "1" : "0") + " tb=" + (s.transB ? "1" : "0");
+  k += " sa=" + std::to_string(s.strideA) + " sb=" + std::to_string(s.strideB) +
+       " sc=" + std::to_string(s.c ? s.strideC : s.strideD) + " sd=" + std::to_string(s.strideD);
+  k += std::string(" beta=") + (s.beta != 0.0f ? "1" : "0") + " epi=" + epilogueName(epilogueOf(s));
+  k += " align=" + std::to_string(alignA_) + "/" + std::to_string(alignB_) + "/" + std::to_string(alignC_) + "/" +
+       std::to_string(alignD_);
+  k += " wslimit=" + std::to_string(workspaceLimit);
+  return k;
+}
+
+Status GemmProblem::setPointers(const DeviceResources &res) {
+  const plan::GemmStep &s = step_;
+  a_ = bufferAddress(*plan_, s.b, res); // cuBLASLt's A is the plan's B
+  b_ = bufferAddress(*plan_, s.a, res);
+  d_ = bufferAddress(*plan_, s.d, res);
+  c_ = s.c ? bufferAddress(*plan_, *s.c, res) : d_; // not read when beta == 0
+  if (s.bias) {
+    bias_ = bufferAddress(*plan_, *s.bias, res);
+    KILN_RETURN_IF_ERROR(setDesc(desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_, label_ + ": setting the bias pointer"));
+  }
+  return Status::ok();
+}
+
+Status GemmProblem::matmul(const DeviceResources &res, const cublasLtMatmulAlgo_t &algo, uint64_t workspaceBytes) {
+  // Host scalars: cuBLASLt reads them while enqueuing, so a captured graph keeps the values.
+  float alpha = step_.alpha, beta = step_.beta;
+  return cublasStatus(cublasLtMatmul(res.cublasLt, desc_.get(), &alpha, a_, layoutA_.get(), b_, layoutB_.get(), &beta,
+                                     c_, layoutC_.get(), d_, layoutD_.get(), &algo, res.workspace, workspaceBytes,
+                                     res.stream),
+                      label_ + ": cublasLtMatmul");
+}
+
+StatusOr<TunedAlgorithm> GemmProblem::tune(const DeviceResources &res, uint64_t workspaceLimit, int candidates) {
+  KILN_RETURN_IF_ERROR(setPointers(res));
+  cublasLtMatmulPreference_t pref = nullptr;
+  KILN_RETURN_IF_ERROR(cublasStatus(cublasLtMatmulPreferenceCreate(&pref), label_ + ": cublasLtMatmulPreferenceCreate"));
+  MatmulPreference owned(pref);
+  uint64_t limit = std::min<uint64_t>(workspaceLimit, res.workspaceBytes);
+  auto setPref = [&](cublasLtMatmulPreferenceAttributes_t attr, auto value) {
+    return cublasStatus(cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)),
+                        label_ + ": setting a matmul preference");
+  };
+  KILN_RETURN_IF_ERROR(setPref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, static_cast<uint64_t>(limit)));
+  KILN_RETURN_IF_ERROR(setPref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignA_));
+  KILN_RETURN_IF_ERROR(setPref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignB_));
+  KILN_RETURN_IF_ERROR(setPref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignC_));
+  KILN_RETURN_IF_ERROR(setPref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignD_));
+
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(candidates));
+  int returned = 0;
+  KILN_RETURN_IF_ERROR(cublasStatus(cublasLtMatmulAlgoGetHeuristic(res.cublasLt, desc_.get(), layoutA_.get(),
+                                                                   layoutB_.get(), layoutC_.get(), layoutD_.get(), pref,
+                                                                   candidates, results.data(), &returned),
+                                    label_ + ": cublasLtMatmulAlgoGetHeuristic"));
+
+  auto startOr = createEvent(label_ + " tuning");
+  auto stopOr = createEvent(label_ + " tuning");
+  if (!startOr.isOk())
+    return startOr.status();
+  if (!stopOr.isOk())
+    return stopOr.status();
+  cudaEvent_t start = startOr.value().get(), stop = stopOr.value().get();
+
+  constexpr int kWarmup = 2, kRepeats = 5;
+  int best = -1;
+  float bestMs = 0;
+  std::string lastError;
+  for (int i = 0; i < returned; ++i) {
+    const cublasLtMatmulHeuristicResult_t &r = results[static_cast<size_t>(i)];
+    if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > limit)
+      continue;
+    Status failed;
+    for (int w = 0; w < kWarmup && failed.isOk(); ++w)
+      failed = matmul(res, r.algo, r.workspaceSize);
+    std::vector<float> times;
+    for (int rep = 0; rep < kRepeats && failed.isOk(); ++rep) {
+      failed = cudaStatus(cudaEventRecord(start, res.stream), label_ + ": cudaEventRecord");
+      if (failed.isOk())
+        failed = matmul(res, r.algo, r.workspaceSize);
+      if (failed.isOk())
+        failed = cudaStatus(cudaEventRecord(stop, res.stream), label_ + ": cudaEventRecord");
+      if (failed.isOk())
+        failed = cudaStatus(cudaEventSynchronize(stop), label_ + ": timing a matmul candidate");
+      float ms = 0;
+      if (failed.isOk())
+        failed = cudaStatus(cudaEventElapsedTime(&ms, start, stop), label_ + ": cudaEventElapsedTime");
+      times.push_back(ms);
+    }
+    if (!failed.isOk()) {
+      // A candidate that cannot run is skipped; a sticky device error surfaces below.
+      lastError = failed.message();
+      KILN_RETURN_IF_ERROR(cudaStatus(cudaStreamSynchronize(res.stream), label_ + ": after a failed matmul candidate"));
+      continue;
+    }
+    std::sort(times.begin(), times.end());
+    float median = times[times.size() / 2];
+    if (best < 0 || median < bestMs) { // strict '<': ties keep the earlier heuristic rank
+      best = i;
+      bestMs = median;
+    }
+  }
+  if (best < 0)
+    return Status(StatusCode::kDeviceError,
+                  label_ + ": cuBLASLt offers no algorithm that runs within the workspace limit of " +
+                      std::to_string(limit) + " bytes (" + std::to_string(returned) + " candidates" +
+                      (lastError.empty() ? "" : "; last error: " + lastError) +
+                      "); raise RuntimeOptions::workspaceLimitBytes or check the step's shapes");
+  TunedAlgorithm algo;
+  algo.kind = TunedAlgorithm::Kind::Gemm;
+  std::memcpy(algo.gemmAlgo.data(), &results[static_cast<size_t>(best)].algo, sizeof(cublasLtMatmulAlgo_t));
+  algo.workspaceBytes = results[static_cast<size_t>(best)].workspaceSize;
+  return algo;
+}
+
+StatusOr<uint64_t> GemmProblem::check(const DeviceResources &res, const TunedAlgorithm &tuned) {
+  if (tuned.kind != TunedAlgorithm::Kind::Gemm)
+    return Status(StatusCode::kInvalidArgument, label_ + ": the cached algorithm is not a matmul algorithm");
+  KILN_RETURN_IF_ERROR(setPointers(res));
+  cublasLtMatmulAlgo_t algo;
+  std::memcpy(&algo, tuned.gemmAlgo.data(), sizeof(algo));
+  // Bytes from a file may be anything: make sure the algorithm id is one cuBLASLt offers for
+  // these types before handing the struct to it.
+  int id = -1;
+  size_t written = 0;
+  KILN_RETURN_IF_ERROR(cublasStatus(cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), &written),
+                                    label_ + ": reading the cached algorithm's id"));
+  std::vector<int> ids(256);
+  int count = 0;
+  KILN_RETURN_IF_ERROR(cublasStatus(cublasLtMatmulAlgoGetIds(res.cublasLt, compute_, CUDA_R_32F, type_, type_, type_, type_,
+                                                             static_cast<int>(ids.size()), ids.data(), &count),
+                                    label_ + ": cublasLtMatmulAlgoGetIds"));
+  if (std::find(ids.begin(), ids.begin() + std::max(count, 0), id) == ids.begin() + std::max(count, 0))
+    return Status(StatusCode::kInvalidArgument,
+                  label_ + ": the cached algorithm id " + std::to_string(id) + " is not a cuBLASLt algorithm for this problem");
+  cublasLtMatmulHeuristicResult_t result{};
+  KILN_RETURN_IF_ERROR(cublasStatus(cublasLtMatmulAlgoCheck(res.cublasLt, desc_.get(), layoutA_.get(), layoutB_.get(),
+                                                            layoutC_.get(), layoutD_.get(), &algo, &result),
+                                    label_ + ": cublasLtMatmulAlgoCheck of the cached algorithm"));
+  KILN_RETURN_IF_ERROR(cublasStatus(result.state, label_ + ": cublasLtMatmulAlgoCheck of the cached algorithm"));
+  return static_cast<uint64_t>(result.workspaceSize);
+}
+
+Status GemmProblem::enqueue(const DeviceResources &res, const TunedAlgorithm &tuned) {
+  KILN_RETURN_IF_ERROR(setPointers(res));
+  cublasLtMatmulAlgo_t algo;
+  std::memcpy(&algo, tuned.gemmAlgo.data(), sizeof(algo));
+  if (tuned.workspaceBytes > res.workspaceBytes)
+    return Status(StatusCode::kInternal, label_ + ": the chosen matmul algorithm needs " +
+                                             std::to_string(tuned.workspaceBytes) + " bytes of workspace, the context has " +
+                                             std::to_string(res.workspaceBytes));
+  return matmul(res, algo, tuned.workspaceBytes);
+}
+
+} // namespace kiln::runtime

@@ -1,0 +1,233 @@
+//===- TimingCache.cpp - tuned algorithms, kept across loads ---------------===//
+
+#include "runtime/engine/TimingCache.h"
+
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <vector>
+
+#include <unistd.h>
+
+namespace kiln::runtime {
+namespace {
+
+constexpr std::string_view kHeader = "# kiln timing cache v1: <problem|gpu|cc|cudnn|cublaslt> TAB <algorithm>\n";
+
+std::vector<std::string_view> splitSpaces(std::string_view text) {
+  std::vector<std::string_view> parts;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    while (pos < text.size() && text[pos] == ' ')
+      ++pos;
+    size_t end = text.find(' ', pos);
+    if (end == std::string_view::npos)
+      end = text.size();
+    if (end > pos)
+      parts.push_back(text.substr(pos, end - pos));
+    pos = end;
+  }
+  return parts;
+}
+
+/// "name=<value>" with the expected name; returns the value.
+std::optional<std::string_view> field(std::string_view part, std::string_view name) {
+  if (part.size() <= name.size() || part.substr(0, name.size()) != name || part[name.size()] != '=')
+    return std::nullopt;
+  return part.substr(name.size() + 1);
+}
+
+template <typename T>
+std::optional<T> parseInt(std::optional<std::string_view> text) {
+  if (!text || text->empty())
+    return std::nullopt;
+  T value{};
+  auto [end, err] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (err != std::errc() || end != text->data() + text->size())
+    return std::nullopt;
+  return value;
+}
+
+int hexDigit(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+} // namespace
+
+std::string formatTunedAlgorithm(const TunedAlgorithm &algo) {
+  std::string out;
+  if (algo.kind == TunedAlgorithm::Kind::Gemm) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    out = "gemm algo=";
+    for (uint8_t byte : algo.gemmAlgo) {
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    }
+  } else {
+    out = "conv algo=" + std::to_string(algo.convAlgo) + " math=" + std::to_string(algo.convMath);
+  }
+  out += " ws=" + std::to_string(algo.workspaceBytes);
+  return out;
+}
+
+std::optional<TunedAlgorithm> parseTunedAlgorithm(std::string_view text) {
+  std::vector<std::string_view> parts = splitSpaces(text);
+  if (parts.empty())
+    return std::nullopt;
+  TunedAlgorithm algo;
+  if (parts[0] == "gemm") {
+    if (parts.size() != 3)
+      return std::nullopt;
+    std::optional<std::string_view> hex = field(parts[1], "algo");
+    if (!hex || hex->size() != 2 * algo.gemmAlgo.size())
+      return std::nullopt;
+    for (size_t i = 0; i < algo.gemmAlgo.size(); ++i) {
+      int hi = hexDigit((*hex)[2 * i]), lo = hexDigit((*hex)[2 * i + 1]);
+      if (hi < 0 || lo < 0)
+        return std::nullopt;
+      algo.gemmAlgo[i] = static_cast<uint8_t>(hi * 16 + lo);
+    }
+    algo.kind = TunedAlgorithm::Kind::Gemm;
+  } else if (parts[0] == "conv") {
+    if (parts.size() != 4)
+      return std::nullopt;
+    std::optional<int> convAlgo = parseInt<int>(field(parts[1], "algo"));
+    std::optional<int> math = parseInt<int>(field(parts[2], "math"));
+    // cuDNN's enums are small and non-negative; anything else is not ours.
+    if (!convAlgo || !math || *convAlgo < 0 || *convAlgo > 64 || *math < 0 || *math > 16)
+      return std::nullopt;
+    algo.kind = TunedAlgorithm::Kind::Conv;
+    algo.convAlgo = *convAlgo;
+    algo.convMath = *math;
+  } else {
+    return std::nullopt;
+  }
+  std::optional<uint64_t> ws = parseInt<uint64_t>(field(parts.back(), "ws"));
+  if (!ws)
+    return std::nullopt;
+  algo.workspaceBytes = *ws;
+  return algo;
+}
+
+bool TimingCache::isValidKey(std::string_view key) {
+  return !key.empty() && key.find_first_of("\t\n\r") == std::string_view::npos;
+}
+
+size_t TimingCache::parse(std::string_view text, const std::string &origin, const Warn &warn) {
+  constexpr size_t kMaxLineWarnings = 10;
+  size_t added = 0, lineNo = 0, pos = 0, badLines = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos)
+      end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++lineNo;
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    if (line.empty() || line.front() == '#')
+      continue;
+    size_t tab = line.find('\t');
+    std::optional<TunedAlgorithm> algo;
+    if (tab != std::string_view::npos && tab > 0)
+      algo = parseTunedAlgorithm(line.substr(tab + 1));
+    if (!algo || line.find('\0') != std::string_view::npos) {
+      // A foreign file can have millions of lines: name the first few, count the rest.
+      ++badLines;
+      if (warn && badLines <= kMaxLineWarnings)
+        warn("timing cache " + origin + ":" + std::to_string(lineNo) +
+             ": ignoring a malformed line (expected '<key> TAB gemm algo=<hex> ws=<n>' or '<key> TAB conv algo=<n> "
+             "math=<n> ws=<n>'); its problem will be tuned again");
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_.insert_or_assign(std::string(line.substr(0, tab)), *algo);
+    ++added;
+  }
+  if (warn && badLines > kMaxLineWarnings)
+    warn("timing cache " + origin + ": " + std::to_string(badLines - kMaxLineWarnings) +
+         " more malformed lines ignored (" + std::to_string(badLines) + " in all)");
+  return added;
+}
+
+std::string TimingCache::serialize() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string out(kHeader);
+  for (const auto &[key, algo] : entries_)
+    out += key + "\t" + formatTunedAlgorithm(algo) + "\n";
+  return out;
+}
+
+void TimingCache::load(const std::string &path, const Warn &warn) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (warn)
+      warn("timing cache " + path + ": cannot be opened for reading; starting with an empty cache");
+    return;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  parse(text.str(), path, warn);
+}
+
+Status TimingCache::save(const std::string &path) const {
+  std::string text = serialize();
+  // A per-process temporary name: two processes saving at once each rename a whole file.
+  std::string tmp = path + ".tmp." + std::to_string(static_cast<unsigned long>(::getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      return Status(StatusCode::kInvalidArgument,
+                    "timing cache " + path + ": cannot write '" + tmp + "'; check that the directory exists and is writable");
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      return Status(StatusCode::kResourceExhausted, "timing cache " + path + ": writing '" + tmp + "' failed (disk full?)");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    return Status(StatusCode::kInvalidArgument, "timing cache " + path + ": cannot replace the file: " + ec.message());
+  }
+  return Status::ok();
+}
+
+std::optional<TunedAlgorithm> TimingCache::find(const std::string &key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.find(key);
+  if (it == entries_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+bool TimingCache::insert(const std::string &key, const TunedAlgorithm &algo) {
+  if (!isValidKey(key))
+    return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  entries_.insert_or_assign(key, algo);
+  return true;
+}
+
+size_t TimingCache::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return entries_.size();
+}
+
+} // namespace kiln::runtime

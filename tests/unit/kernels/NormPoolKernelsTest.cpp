@@ -1,0 +1,586 @@
+//===- NormPoolKernelsTest.cpp - pooling/normalization/resize emitters -----===//
+//
+// Emits every op of the family for representative shapes and every element type the ODS
+// allows, compiles each group as one NVRTC program (the program prelude included) and checks
+// that every launch's function is in the PTX and that launches name the right operands and
+// results. Bad input must give an error naming the op and node. The host-side resize taps are
+// checked against values worked out from the ONNX reference (onnx/reference/ops/op_resize.py).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/kernels/NormPoolKernels.h"
+#include "codegen/kernels/Nvrtc.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace kiln::codegen {
+namespace {
+
+const std::vector<DType> kFloatTypes = {DType::F32, DType::F16, DType::BF16, DType::F64, DType::F8E4M3FN};
+
+TensorDesc tensor(DType dtype, std::vector<int64_t> shape) {
+  TensorDesc t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  return t;
+}
+
+TensorDesc floatConstant(DType dtype, std::vector<int64_t> shape, std::vector<double> values) {
+  TensorDesc t = tensor(dtype, std::move(shape));
+  t.floats = std::move(values);
+  return t;
+}
+
+OpDesc makeOp(std::string op, std::vector<std::optional<TensorDesc>> operands, TensorDesc result,
+              std::map<std::string, AttrValue> attrs = {}) {
+  OpDesc desc;
+  desc.op = std::move(op);
+  desc.name = "node_" + desc.op.substr(desc.op.find('.') + 1);
+  desc.operands = std::move(operands);
+  desc.results = {std::move(result)};
+  desc.attrs = std::move(attrs);
+  return desc;
+}
+
+/// Emits many ops into one program, then compiles it once.
+class Program {
+public:
+  /// Emits `op` and checks the launch functions; returns the kernels for more checks.
+  EmittedKernels add(const OpDesc &op) {
+    std::string symbol = "k" + std::to_string(next_++) + "_";
+    auto emitted = emitKernels(op, EmitContext{symbol});
+    EXPECT_TRUE(emitted.isOk()) << emitted.status().toString();
+    if (!emitted.isOk())
+      return {};
+    const EmittedKernels &k = emitted.value();
+    EXPECT_FALSE(k.launches.empty()) << op.op;
+    EXPECT_TRUE(k.scratchBytes.empty()) << op.op;
+    for (const KernelLaunch &launch : k.launches) {
+      EXPECT_EQ(launch.function.rfind(symbol, 0), 0u) << launch.function;
+      EXPECT_NE(k.source.find(" " + launch.function + "("), std::string::npos) << launch.function;
+      EXPECT_GE(launch.grid[0], 1u);
+      EXPECT_EQ(launch.block[0] % 32, 0u) << "reductions assume whole warps";
+      EXPECT_LE(launch.block[0], 1024u);
+      functions_.push_back(launch.function);
+    }
+    source_ += k.source;
+    return k;
+  }
+
+  void compile(const std::string &name) {
+    auto program = compileWithNvrtc(programPrelude() + source_, name);
+    ASSERT_TRUE(program.isOk()) << program.status().toString();
+    for (const std::string &fn : functions_)
+      EXPECT_NE(program.value().ptx.find(".entry " + fn + "("), std::string::npos) << fn;
+  }
+
+private:
+  int next_ = 0;
+  std::string source_;
+  std::vector<std::string> functions_;
+};
+
+std::vector<KernelArg> args(std::initializer_list<std::pair<KernelArg::Kind, uint32_t>> list) {
+  std::vector<KernelArg> out;
+  for (auto [kind, index] : list)
+    out.push_back({kind, index});
+  return out;
+}
+
+void expectArgs(const KernelLaunch &launch, const std::vector<KernelArg> &expected) {
+  ASSERT_EQ(launch.args.size(), expected.size()) << launch.function;
+  for (size_t k = 0; k < expected.size(); ++k) {
+    EXPECT_EQ(launch.args[k].kind, expected[k].kind) << launch.function << " arg " << k;
+    EXPECT_EQ(launch.args[k].index, expected[k].index) << launch.function << " arg " << k;
+  }
+}
+
+constexpr auto kOperand = KernelArg::Kind::Operand;
+constexpr auto kResult = KernelArg::Kind::Result;
+
+void expectError(const OpDesc &op, const std::string &fragment) {
+  auto emitted = emitKernels(op, EmitContext{"k0_"});
+  ASSERT_FALSE(emitted.isOk()) << op.op << ": expected an error mentioning '" << fragment << "'";
+  const std::string &message = emitted.status().message();
+  EXPECT_NE(message.find(op.op), std::string::npos) << message;
+  EXPECT_NE(message.find(op.name), std::string::npos) << message;
+  EXPECT_NE(message.find(fragment), std::string::npos) << message;
+}
+
+//===-- Pooling -----------------------------------------------------------===//
+
+struct PoolCase {
+  std::vector<int64_t> input, kernel, strides, dilations, pads;
+  bool ceil = false;
+};
+
+/// ONNX output size, with ceil_mode's rule that a window starting in the end padding is dropped.
+std::vector<int64_t> poolShape(const PoolCase &c) {
+  std::vector<int64_t> out = {c.input[0], c.input[1]};
+  size_t spatial = c.kernel.size();
+  for (size_t a = 0; a < spatial; ++a) {
+    int64_t in = c.input[a + 2], span = (c.kernel[a] - 1) * c.dilations[a] + 1;
+    int64_t numer = in + c.pads[a] + c.pads[a + spatial] - span;
+    int64_t size = (c.ceil ? (numer + c.strides[a] - 1) / c.strides[a] : numer / c.strides[a]) + 1;
+    if (c.ceil && (size - 1) * c.strides[a] >= in + c.pads[a])
+      --size;
+    out.push_back(size);
+  }
+  return out;
+}
+
+OpDesc poolOp(const std::string &op, DType dtype, const PoolCase &c, std::map<std::string, AttrValue> extra = {}) {
+  std::map<std::string, AttrValue> attrs = {{"kernel_shape", c.kernel},
+                                            {"strides", c.strides},
+                                            {"dilations", c.dilations},
+                                            {"pads", c.pads},
+                                            {"ceil_mode", int64_t(c.ceil)}};
+  attrs.insert(extra.begin(), extra.end());
+  return makeOp(op, {tensor(dtype, c.input)}, tensor(dtype, poolShape(c)), attrs);
+}
+
+const std::vector<PoolCase> kPoolCases = {
+    {{1, 64, 112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},     // ResNet stem max pool
+    {{2, 3, 7}, {3}, {2}, {1}, {1, 0}, true},                       // 1-d, ceil_mode
+    {{1, 1, 7, 9}, {2, 3}, {2, 2}, {2, 1}, {0, 1, 1, 1}, true},     // dilation, asymmetric pads
+    {{1, 2, 5, 6, 7}, {3, 2, 2}, {1, 2, 3}, {1, 1, 2}, {1, 0, 1, 1, 1, 0}}, // 3-d
+    {{1, 1, 1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},           // a single element
+    {{3, 5, 1000003}, {4}, {3}, {1}, {2, 2}, true},                 // long 1-d rows
+};
+
+TEST(NormPoolKernels, PoolsCompileForEveryTypeAndGeometry) {
+  Program program;
+  for (const PoolCase &c : kPoolCases) {
+    for (DType dtype : kFloatTypes) {
+      EmittedKernels max = program.add(poolOp("kiln.max_pool", dtype, c));
+      ASSERT_EQ(max.launches.size(), 1u);
+      expectArgs(max.launches[0], args({{kOperand, 0}, {kResult, 0}}));
+      for (int64_t includePad : {0, 1}) {
+        EmittedKernels avg = program.add(poolOp("kiln.avg_pool", dtype, c, {{"count_include_pad", includePad}}));
+        ASSERT_EQ(avg.launches.size(), 1u);
+        expectArgs(avg.launches[0], args({{kOperand, 0}, {kResult, 0}}));
+        EXPECT_EQ(avg.source.find("padded") != std::string::npos, includePad == 1);
+      }
+    }
+    for (DType dtype : {DType::I8, DType::U8})
+      program.add(poolOp("kiln.max_pool", dtype, c));
+  }
+  // count_include_pad defaults to false: absent means divide by the taps inside the image.
+  EmittedKernels avgDefault = program.add(poolOp("kiln.avg_pool", DType::F32, kPoolCases[0]));
+  EXPECT_EQ(avgDefault.source.find("padded"), std::string::npos);
+  program.compile("pools.cu");
+}
+
+TEST(NormPoolKernels, PoolsBakeTheGeometry) {
+  auto emitted = emitKernels(poolOp("kiln.max_pool", DType::F16, kPoolCases[0]), EmitContext{"k9_"});
+  ASSERT_TRUE(emitted.isOk()) << emitted.status().toString();
+  const std::string &src = emitted.value().source;
+  EXPECT_NE(src.find("k9_max_pool(const __half *__restrict__ x, __half *__restrict__ y)"), std::string::npos);
+  EXPECT_NE(src.find("o0 * 1LL - 0LL"), std::string::npos) << "the unit leading axis";
+  EXPECT_NE(src.find("o1 * 2LL - 1LL"), std::string::npos) << src;
+  EXPECT_NE(src.find("float best = -INFINITY"), std::string::npos);
+  // 1 * 64 * 56 * 56 outputs.
+  EXPECT_NE(src.find("i < 200704LL"), std::string::npos);
+  auto i8 = emitKernels(poolOp("kiln.max_pool", DType::I8, kPoolCases[0]), EmitContext{"k9_"});
+  ASSERT_TRUE(i8.isOk());
+  EXPECT_NE(i8.value().source.find("best = ((signed char)-128LL)"), std::string::npos) << i8.value().source;
+}
+
+TEST(NormPoolKernels, GlobalPoolsCompile) {
+  Program program;
+  const std::vector<std::vector<int64_t>> shapes = {
+      {1, 2048, 7, 7}, {2, 3, 1000003}, {1, 1}, {3, 7, 1, 1, 1, 1}, {2, 5, 40, 41}, {1, 3, 5, 0}};
+  for (const auto &shape : shapes)
+    for (DType dtype : kFloatTypes)
+      for (const char *op : {"kiln.global_avg_pool", "kiln.global_max_pool"}) {
+        std::vector<int64_t> out(shape.size(), 1);
+        out[0] = shape[0];
+        out[1] = shape[1];
+        EmittedKernels k = program.add(makeOp(op, {tensor(dtype, shape)}, tensor(dtype, out)));
+        ASSERT_EQ(k.launches.size(), 1u);
+        expectArgs(k.launches[0], args({{kOperand, 0}, {kResult, 0}}));
+      }
+  program.compile("global_pools.cu");
+}
+
+TEST(NormPoolKernels, GlobalPoolGeometry) {
+  // ResNet-50's 7x7x2048: a warp per plane, 8 planes a block.
+  auto small = emitKernels(makeOp("kiln.global_avg_pool", {tensor(DType::F16, {1, 2048, 7, 7})},
+                                  tensor(DType::F16, {1, 2048, 1, 1})),
+                           EmitContext{"k1_"});
+  ASSERT_TRUE(small.isOk());
+  EXPECT_EQ(small.value().launches[0].grid[0], 256u);
+  EXPECT_EQ(small.value().launches[0].block[0], 256u);
+  EXPECT_NE(small.value().source.find("kiln_np_warp_sum"), std::string::npos);
+  // A long plane: a block per plane.
+  auto large = emitKernels(makeOp("kiln.global_max_pool", {tensor(DType::F32, {2, 3, 1000003})},
+                                  tensor(DType::F32, {2, 3, 1})),
+                           EmitContext{"k1_"});
+  ASSERT_TRUE(large.isOk());
+  EXPECT_EQ(large.value().launches[0].grid[0], 6u);
+  EXPECT_NE(large.value().source.find("kiln_np_block_max_nan"), std::string::npos);
+  // An empty result needs no launch.
+  auto empty = emitKernels(makeOp("kiln.global_max_pool", {tensor(DType::F32, {0, 3, 4})},
+                                  tensor(DType::F32, {0, 3, 1})),
+                           EmitContext{"k1_"});
+  ASSERT_TRUE(empty.isOk());
+  EXPECT_TRUE(empty.value().launches.empty());
+}
+
+//===-- Normalization -----------------------------------------------------===//
+
+TEST(NormPoolKernels, BatchNormCompiles) {
+  Program program;
+  const std::vector<std::vector<int64_t>> shapes = {{2, 3}, {1, 64, 56, 56}, {2, 7, 1000003}, {1, 3, 2, 3, 4},
+                                                    {1, 1, 1, 1, 1}};
+  for (const auto &shape : shapes)
+    for (DType dtype : kFloatTypes) {
+      std::vector<int64_t> c = {shape[1]};
+      // Statistics may have another float type than the input (f32 statistics for f16 data).
+      DType stats = dtype == DType::F64 ? DType::F64 : DType::F32;
+      EmittedKernels k = program.add(makeOp("kiln.batch_norm",
+                                            {tensor(dtype, shape), tensor(stats, c), tensor(dtype, c),
+                                             tensor(stats, c), tensor(stats, c)},
+                                            tensor(dtype, shape), {{"epsilon", 1e-3}}));
+      ASSERT_EQ(k.launches.size(), 1u);
+      expectArgs(k.launches[0], args({{kOperand, 0}, {kOperand, 1}, {kOperand, 2}, {kOperand, 3}, {kOperand, 4},
+                                      {kResult, 0}}));
+    }
+  program.compile("batch_norm.cu");
+}
+
+TEST(NormPoolKernels, RowNormsCompileForEveryTypeAndRowLength) {
+  Program program;
+  for (DType dtype : kFloatTypes) {
+    // layer_norm: BERT rows of 768 (a warp a row), short rows, long rows in registers, very long
+    // rows streamed; scale/bias broadcast to the normalized axes; bias optional.
+    struct LayerCase {
+      std::vector<int64_t> input;
+      int64_t axis;
+      std::vector<int64_t> scale;
+      bool bias;
+    };
+    std::vector<LayerCase> layerCases = {
+        {{4, 128, 768}, 2, {768}, true},   {{7}, 0, {7}, true},          {{3, 5, 7}, 1, {5, 7}, false},
+        {{3, 5, 7}, 1, {1, 7}, true},      {{2, 4096}, 1, {4096}, true}, {{1, 3, 16000}, 2, {16000}, true},
+        {{2, 1000003}, 1, {1000003}, false}, {{3, 5, 7}, 1, {5, 1}, true}, {{2, 3, 4, 5, 6}, 0, {}, true},
+        {{1, 1025}, 1, {1025}, true},
+    };
+    // Every shape in f32; the other types on the four code paths (a warp a row, a warp a short
+    // row, a block with registers, a streamed block) to keep NVRTC time down.
+    if (dtype != DType::F32)
+      layerCases = {layerCases[0], layerCases[2], layerCases[4], layerCases[6]};
+    for (const LayerCase &c : layerCases) {
+      std::optional<TensorDesc> bias;
+      if (c.bias)
+        bias = tensor(DType::F32, c.scale);
+      EmittedKernels k = program.add(makeOp("kiln.layer_norm", {tensor(dtype, c.input), tensor(dtype, c.scale), bias},
+                                            tensor(dtype, c.input), {{"axis", c.axis}, {"epsilon", 1e-12}}));
+      ASSERT_EQ(k.launches.size(), 1u);
+      if (c.bias)
+        expectArgs(k.launches[0], args({{kOperand, 0}, {kOperand, 1}, {kOperand, 2}, {kResult, 0}}));
+      else
+        expectArgs(k.launches[0], args({{kOperand, 0}, {kOperand, 1}, {kResult, 0}}));
+    }
+    for (const std::vector<int64_t> &shape :
+         std::vector<std::vector<int64_t>>{{2, 3, 5, 7}, {1, 64, 256, 256}, {2, 3}, {1, 2, 3, 4, 5}, {2, 3, 1000003}}) {
+      std::vector<int64_t> c = {shape[1]};
+      EmittedKernels k = program.add(makeOp("kiln.instance_norm",
+                                            {tensor(dtype, shape), tensor(dtype, c), tensor(DType::F32, c)},
+                                            tensor(dtype, shape)));
+      ASSERT_EQ(k.launches.size(), 1u);
+      expectArgs(k.launches[0], args({{kOperand, 0}, {kOperand, 1}, {kOperand, 2}, {kResult, 0}}));
+    }
+    for (auto [shape, groups] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
+             {{2, 6, 5, 7}, 3}, {{1, 32, 64, 64}, 8}, {{3, 4}, 2}, {{2, 6, 3, 3, 3}, 6}, {{1, 4, 1000003}, 1}}) {
+      std::vector<int64_t> c = {shape[1]};
+      EmittedKernels k = program.add(makeOp("kiln.group_norm",
+                                            {tensor(dtype, shape), tensor(dtype, c), tensor(dtype, c)},
+                                            tensor(dtype, shape), {{"num_groups", groups}}));
+      ASSERT_EQ(k.launches.size(), 1u);
+      expectArgs(k.launches[0], args({{kOperand, 0}, {kOperand, 1}, {kOperand, 2}, {kResult, 0}}));
+    }
+  }
+  program.compile("row_norms.cu");
+}
+
+TEST(NormPoolKernels, RowNormGeometry) {
+  auto emit = [](std::vector<int64_t> shape, int64_t axis) {
+    std::vector<int64_t> scale(shape.begin() + axis, shape.end());
+    return emitKernels(makeOp("kiln.layer_norm", {tensor(DType::F32, shape), tensor(DType::F32, scale), std::nullopt},
+                              tensor(DType::F32, shape), {{"axis", axis}}),
+                       EmitContext{"k2_"});
+  };
+  // BERT: 512 rows of 768, a warp each, 24 values a lane in registers.
+  auto bert = emit({1, 512, 768}, 2);
+  ASSERT_TRUE(bert.isOk());
+  EXPECT_EQ(bert.value().launches[0].grid[0], 64u);
+  EXPECT_EQ(bert.value().launches[0].block[0], 256u);
+  EXPECT_NE(bert.value().source.find("kItems = 24"), std::string::npos);
+  EXPECT_NE(bert.value().source.find("kiln_np_warp_sum"), std::string::npos);
+  // The default epsilon is the f32 value of 1e-5.
+  EXPECT_NE(bert.value().source.find("9.9999997473787516e-06"), std::string::npos) << bert.value().source;
+  // 4096: one block of 256 a row, 16 values a thread.
+  auto wide = emit({3, 4096}, 1);
+  ASSERT_TRUE(wide.isOk());
+  EXPECT_EQ(wide.value().launches[0].grid[0], 3u);
+  EXPECT_EQ(wide.value().launches[0].block[0], 256u);
+  EXPECT_NE(wide.value().source.find("kItems = 16"), std::string::npos);
+  EXPECT_NE(wide.value().source.find("kiln_np_block_sum"), std::string::npos);
+  // Beyond registers: streamed.
+  auto huge = emit({2, 1000003}, 1);
+  ASSERT_TRUE(huge.isOk());
+  EXPECT_EQ(huge.value().launches[0].block[0], 1024u);
+  EXPECT_EQ(huge.value().source.find("kItems"), std::string::npos);
+  // 1024-thread blocks launch only with registers bounded for them.
+  EXPECT_NE(huge.value().source.find("__launch_bounds__(1024) k2_layer_norm("), std::string::npos);
+  // group_norm indexes scale/bias by channel: group start + col / spatial size.
+  auto group = emitKernels(makeOp("kiln.group_norm",
+                                  {tensor(DType::F32, {2, 6, 5, 7}), tensor(DType::F32, {6}), tensor(DType::F32, {6})},
+                                  tensor(DType::F32, {2, 6, 5, 7}), {{"num_groups", int64_t(3)}}),
+                           EmitContext{"k3_"});
+  ASSERT_TRUE(group.isOk());
+  EXPECT_NE(group.value().source.find("((row % 3LL) * 2LL + col / 35LL)"), std::string::npos)
+      << group.value().source;
+}
+
+//===-- Resize ------------------------------------------------------------===//
+
+OpDesc resizeOp(DType dtype, std::vector<int64_t> in, std::vector<int64_t> out, std::map<std::string, AttrValue> attrs,
+                std::optional<TensorDesc> scales = std::nullopt, std::optional<TensorDesc> roi = std::nullopt) {
+  return makeOp("kiln.resize", {tensor(dtype, std::move(in)), std::move(scales), std::move(roi)},
+                tensor(dtype, std::move(out)), std::move(attrs));
+}
+
+TEST(NormPoolKernels, ResizeCompilesForEveryModeAndTransform) {
+  Program program;
+  const std::vector<std::string> transforms = {"half_pixel",   "half_pixel_symmetric", "pytorch_half_pixel",
+                                               "align_corners", "asymmetric",           "tf_half_pixel_for_nn"};
+  const std::vector<std::string> nearestModes = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  for (const std::string &transform : transforms) {
+    for (const std::string &nearest : nearestModes)
+      program.add(resizeOp(DType::F32, {1, 3, 4, 5}, {1, 3, 8, 3},
+                           {{"mode", std::string("nearest")},
+                            {"coordinate_transformation_mode", transform},
+                            {"nearest_mode", nearest}}));
+    for (const std::string &mode : {"linear", "cubic"})
+      for (int64_t exclude : {0, 1})
+        program.add(resizeOp(DType::F16, {1, 3, 4, 5}, {1, 3, 7, 9},
+                             {{"mode", mode}, {"coordinate_transformation_mode", transform},
+                              {"exclude_outside", exclude}, {"cubic_coeff_a", -0.5}}));
+  }
+  // Scales given (the output size is floor(in * scale)), every element type, rank 1 to 5,
+  // only some axes resized, downsampling, a single element.
+  for (DType dtype : kFloatTypes) {
+    program.add(resizeOp(dtype, {1, 2, 4, 4}, {1, 2, 8, 8}, {{"mode", std::string("linear")}},
+                         floatConstant(DType::F32, {4}, {1, 1, 2, 2})));
+    program.add(resizeOp(dtype, {1, 2, 5, 5}, {1, 2, 3, 3}, {{"mode", std::string("cubic")}},
+                         floatConstant(DType::F32, {4}, {1, 1, 0.6, 0.6})));
+    program.add(resizeOp(dtype, {7}, {15}, {{"mode", std::string("linear")}}));
+    program.add(resizeOp(dtype, {2, 3, 4}, {2, 6, 4}, {{"mode", std::string("nearest")}}));
+    program.add(resizeOp(dtype, {1, 2, 3, 4, 5}, {2, 2, 5, 4, 1}, {{"mode", std::string("linear")}}));
+    program.add(resizeOp(dtype, {1, 1}, {1000, 1003}, {{"mode", std::string("nearest")}}));
+    program.add(resizeOp(dtype, {1, 3, 1000003}, {1, 3, 1000003}, {{"mode", std::string("linear")}})); // copy
+    program.add(resizeOp(dtype, {}, {}, {{"mode", std::string("cubic")}}));                            // rank 0
+  }
+  // tf_crop_and_resize with extrapolation (roi of another float type), and in nearest mode.
+  for (const std::string &mode : {"nearest", "linear", "cubic"}) {
+    program.add(resizeOp(DType::F32, {1, 1, 4, 4}, {1, 1, 3, 3},
+                         {{"mode", mode}, {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
+                          {"extrapolation_value", 10.0}},
+                         std::nullopt,
+                         floatConstant(DType::F32, {8}, {0, 0, 0.4, 0.6, 1, 1, 1.2, 1.7})));
+    program.add(resizeOp(DType::BF16, {1, 1, 4, 4}, {1, 1, 3, 3},
+                         {{"mode", mode}, {"coordinate_transformation_mode", std::string("tf_crop_and_resize")}},
+                         floatConstant(DType::F32, {4}, {1, 1, 0.8, 0.8}),
+                         floatConstant(DType::F16, {8}, {0, 0, 0.4, 0.6, 1, 1, 0.6, 0.8})));
+  }
+  program.compile("resize.cu");
+}
+
+TEST(NormPoolKernels, ResizeLaunchAndTables) {
+  // Nearest 2x upsampling (YOLO/UNet): a gather through one offset table per resized axis.
+  auto nearest = emitKernels(resizeOp(DType::F16, {1, 3, 4, 5}, {1, 3, 8, 10},
+                                      {{"mode", std::string("nearest")},
+                                       {"coordinate_transformation_mode", std::string("asymmetric")},
+                                       {"nearest_mode", std::string("floor")}}),
+                             EmitContext{"k4_"});
+  ASSERT_TRUE(nearest.isOk()) << nearest.status().toString();
+  const EmittedKernels &n = nearest.value();
+  ASSERT_EQ(n.launches.size(), 1u);
+  expectArgs(n.launches[0], args({{kOperand, 0}, {kResult, 0}}));
+  EXPECT_EQ(n.launches[0].function, "k4_resize");
+  // Rows: input row y / 2 (stride 5); columns x / 2.
+  EXPECT_NE(n.source.find("k4_resize_o1[8] = {\n  0LL, 0LL, 5LL, 5LL, 10LL, 10LL, 15LL, 15LL,"), std::string::npos)
+      << n.source;
+  EXPECT_NE(n.source.find("k4_resize_o2[10] = {\n  0LL, 0LL, 1LL, 1LL, 2LL, 2LL, 3LL, 3LL, 4LL, 4LL,"),
+            std::string::npos);
+  EXPECT_EQ(n.source.find("_w1"), std::string::npos) << "no weights for a gather";
+  // Bilinear: index and weight tables; half_pixel 2x gives weights 0.25/0.75.
+  auto linear = emitKernels(resizeOp(DType::F32, {1, 1, 2, 2}, {1, 1, 4, 4}, {{"mode", std::string("linear")}}),
+                            EmitContext{"k5_"});
+  ASSERT_TRUE(linear.isOk());
+  EXPECT_NE(linear.value().source.find("k5_resize_w1[8] = {\n  0.25, 0.75, 0.75, 0.25, 0.25, 0.75, 0.75, 0.25,"),
+            std::string::npos)
+      << linear.value().source;
+  EXPECT_NE(linear.value().source.find("k5_resize_i2[8] = {\n  0LL, 0LL, 0LL, 1LL, 0LL, 1LL, 1LL, 1LL,"),
+            std::string::npos);
+  EXPECT_NE(linear.value().source.find("kiln_np_st(y, i, v2)"), std::string::npos);
+}
+
+TEST(NormPoolKernels, ResizeTapsMatchTheOnnxReference) {
+  using normpool::resizeAxisTaps;
+  normpool::ResizeAxisParams linear;
+  linear.mode = "linear";
+  auto taps = resizeAxisTaps(linear, 2, 4, 2.0, 0, 1);
+  ASSERT_EQ(taps.size(), 4u);
+  // half_pixel: x_ori = (y + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, 1.25 (edges clamp).
+  EXPECT_EQ(taps[0].index, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(taps[0].weight, (std::vector<double>{0.25, 0.75}));
+  EXPECT_EQ(taps[1].index, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(taps[1].weight, (std::vector<double>{0.75, 0.25}));
+  EXPECT_EQ(taps[3].index, (std::vector<int64_t>{1, 1}));
+
+  normpool::ResizeAxisParams cubic;
+  cubic.mode = "cubic";
+  cubic.transform = "asymmetric";
+  taps = resizeAxisTaps(cubic, 4, 8, 2.0, 0, 1);
+  // x_ori = 0.5 at y = 1: neighbours -1..2 (clamped to 0), weights of a = -0.75 at ratio 0.5.
+  EXPECT_EQ(taps[1].index, (std::vector<int64_t>{0, 0, 1, 2}));
+  EXPECT_EQ(taps[1].weight, (std::vector<double>{-0.09375, 0.59375, 0.59375, -0.09375}));
+  // A whole x_ori (y = 2: x_ori = 1) is ratio 1: all weight on that pixel, the third tap.
+  EXPECT_EQ(taps[2].index, (std::vector<int64_t>{0, 0, 1, 2}));
+  EXPECT_EQ(taps[2].weight, (std::vector<double>{0, 0, 1, 0}));
+  // exclude_outside renormalizes the weights inside the image.
+  cubic.excludeOutside = true;
+  taps = resizeAxisTaps(cubic, 4, 8, 2.0, 0, 1);
+  EXPECT_EQ(taps[1].weight[0], 0.0);
+  EXPECT_DOUBLE_EQ(taps[1].weight[1], 0.59375 / 1.09375);
+
+  normpool::ResizeAxisParams nearest;
+  nearest.transform = "align_corners";
+  nearest.nearestMode = "round_prefer_ceil";
+  taps = resizeAxisTaps(nearest, 3, 5, 5.0 / 3.0, 0, 1);
+  // x_ori = y * 2 / 4 = 0, 0.5, 1, 1.5, 2: ties go up.
+  std::vector<int64_t> picked;
+  for (const auto &t : taps)
+    for (size_t m = 0; m < t.weight.size(); ++m)
+      if (t.weight[m] == 1.0)
+        picked.push_back(t.index[m]);
+  EXPECT_EQ(picked, (std::vector<int64_t>{0, 1, 1, 2, 2}));
+
+  normpool::ResizeAxisParams crop;
+  crop.mode = "linear";
+  crop.transform = "tf_crop_and_resize";
+  crop.roiType = DType::F32;
+  taps = resizeAxisTaps(crop, 4, 3, 0.75, 0.4, 1.2);
+  // x_ori = 0.4 * 3 + y * 0.8 * 3 / 2 = 1.2, 2.4, 3.6: the last one is outside.
+  EXPECT_FALSE(taps[0].extrapolated);
+  EXPECT_FALSE(taps[1].extrapolated);
+  EXPECT_TRUE(taps[2].extrapolated);
+}
+
+TEST(NormPoolKernels, RoundToDType) {
+  using normpool::roundToDType;
+  EXPECT_EQ(roundToDType(1.0 + std::ldexp(1.0, -11), DType::F16), 1.0); // tie to even
+  EXPECT_EQ(roundToDType(1.0 + 3 * std::ldexp(1.0, -11), DType::F16), 1.0 + std::ldexp(1.0, -9));
+  EXPECT_TRUE(std::isinf(roundToDType(65520.0, DType::F16)));
+  EXPECT_EQ(roundToDType(65519.0, DType::F16), 65504.0);
+  EXPECT_EQ(roundToDType(std::ldexp(1.0, -25), DType::F16), 0.0); // half the smallest subnormal: even
+  EXPECT_EQ(roundToDType(std::ldexp(3.0, -26), DType::F16), std::ldexp(1.0, -24));
+  EXPECT_EQ(roundToDType(0.1, DType::F32), (double)0.1f);
+  EXPECT_EQ(roundToDType(1.00390625, DType::BF16), 1.0);
+  EXPECT_EQ(roundToDType(464.0, DType::F8E4M3FN), 448.0);
+  EXPECT_TRUE(std::isnan(roundToDType(470.0, DType::F8E4M3FN)));
+  EXPECT_EQ(roundToDType(0.3, DType::F64), 0.3);
+}
+
+//===-- Errors ------------------------------------------------------------===//
+
+TEST(NormPoolKernels, BadInputGivesErrorsNamingTheOp) {
+  // Runtime scales/roi would change the sampling tables: not supported.
+  expectError(resizeOp(DType::F32, {1, 1, 2, 2}, {1, 1, 4, 4}, {{"mode", std::string("linear")}},
+                       tensor(DType::F32, {4})),
+              "scales must be a compile-time constant");
+  expectError(resizeOp(DType::F32, {1, 1, 2, 2}, {1, 1, 4, 4},
+                       {{"coordinate_transformation_mode", std::string("tf_crop_and_resize")}}, std::nullopt,
+                       tensor(DType::F32, {8})),
+              "roi must be a compile-time constant");
+  expectError(resizeOp(DType::F32, {1, 1, 2, 2}, {1, 1, 4, 4}, {{"mode", std::string("area")}}),
+              "unsupported mode 'area'");
+  expectError(resizeOp(DType::F32, {2, 2}, {4, 4}, {{"nearest_mode", std::string("round")}}),
+              "unsupported nearest_mode");
+  expectError(resizeOp(DType::F32, {2, 2}, {4, 4}, {{"coordinate_transformation_mode", std::string("tf_crop_and_resize")}}),
+              "needs a roi");
+  expectError(resizeOp(DType::F32, {2, 2}, {4, 4}, {}, floatConstant(DType::F32, {2}, {2, 0})),
+              "positive and finite");
+  expectError(resizeOp(DType::F32, {0, 2}, {4, 4}, {}), "empty axis 0");
+  expectError(resizeOp(DType::F32, {3, 1000000}, {3, 2000000}, {{"mode", std::string("linear")}}),
+              "beyond the GPU resize kernel's compile-time tables");
+  expectError(resizeOp(DType::I32, {2, 2}, {4, 4}, {}), "floating-point");
+
+  PoolCase c = kPoolCases[0];
+  expectError(poolOp("kiln.max_pool", DType::I32, c), "floating-point");
+  expectError(poolOp("kiln.avg_pool", DType::I8, c), "floating-point");
+  OpDesc fourD = makeOp("kiln.max_pool", {tensor(DType::F32, {1, 1, 2, 2, 2, 2})}, tensor(DType::F32, {1, 1, 2, 2, 2, 2}),
+                        {{"kernel_shape", std::vector<int64_t>{1, 1, 1, 1}},
+                         {"strides", std::vector<int64_t>{1, 1, 1, 1}},
+                         {"dilations", std::vector<int64_t>{1, 1, 1, 1}},
+                         {"pads", std::vector<int64_t>(8, 0)}});
+  expectError(fourD, "1 to 3 spatial axes");
+  OpDesc noPads = poolOp("kiln.avg_pool", DType::F32, c);
+  noPads.attrs.erase("pads");
+  expectError(noPads, "missing attribute 'pads'");
+  OpDesc zeroStride = poolOp("kiln.max_pool", DType::F32, c);
+  zeroStride.attrs["strides"] = std::vector<int64_t>{0, 2};
+  expectError(zeroStride, "must be positive");
+  OpDesc shortKernel = poolOp("kiln.max_pool", DType::F32, c);
+  shortKernel.attrs["kernel_shape"] = std::vector<int64_t>{3};
+  expectError(shortKernel, "kernel_shape, strides and dilations need 2 values");
+
+  expectError(makeOp("kiln.global_avg_pool", {tensor(DType::F32, {2, 3, 4})}, tensor(DType::F32, {2, 3})),
+              "result shape");
+  expectError(makeOp("kiln.global_max_pool", {tensor(DType::U8, {2, 3, 4})}, tensor(DType::U8, {2, 3, 1})),
+              "floating-point");
+
+  std::vector<int64_t> x = {2, 6, 5};
+  expectError(makeOp("kiln.group_norm", {tensor(DType::F32, x), tensor(DType::F32, {6}), tensor(DType::F32, {6})},
+                     tensor(DType::F32, x), {{"num_groups", int64_t(4)}}),
+              "must be positive and divide the 6 channels");
+  expectError(makeOp("kiln.group_norm", {tensor(DType::F32, x), tensor(DType::F32, {3}), tensor(DType::F32, {3})},
+                     tensor(DType::F32, x), {{"num_groups", int64_t(3)}}),
+              "scale must have shape [6]");
+  expectError(makeOp("kiln.layer_norm", {tensor(DType::F32, x), tensor(DType::F32, {5}), std::nullopt},
+                     tensor(DType::F32, x), {{"axis", int64_t(3)}}),
+              "axis 3 is out of range");
+  expectError(makeOp("kiln.layer_norm", {tensor(DType::F32, x), tensor(DType::F32, {6, 4}), std::nullopt},
+                     tensor(DType::F32, x), {{"axis", int64_t(1)}}),
+              "does not broadcast to the normalized axes [6, 5]");
+  expectError(makeOp("kiln.layer_norm", {tensor(DType::F32, x), tensor(DType::F32, {5})}, tensor(DType::F32, x),
+                     {{"axis", int64_t(2)}}),
+              "operand slot");
+  expectError(makeOp("kiln.instance_norm", {tensor(DType::F32, x), tensor(DType::F32, {6}), std::nullopt},
+                     tensor(DType::F32, x)),
+              "bias operand (#2) is missing");
+  expectError(makeOp("kiln.batch_norm",
+                     {tensor(DType::F32, x), tensor(DType::F32, {6}), tensor(DType::F32, {6}), tensor(DType::F32, {6}),
+                      tensor(DType::F32, {5})},
+                     tensor(DType::F32, x)),
+              "variance must have shape [6]");
+  expectError(makeOp("kiln.batch_norm",
+                     {tensor(DType::F16, x), tensor(DType::F32, {6}), tensor(DType::F32, {6}), tensor(DType::F32, {6}),
+                      tensor(DType::F32, {6})},
+                     tensor(DType::F32, x)),
+              "result element type");
+}
+
+TEST(NormPoolKernels, FillReplacesPlaceholders) {
+  EXPECT_EQ(normpool::fill("a @X@ b @Y@@X@ c@", {{"X", "1"}, {"Y", "22"}}), "a 1 b 221 c@");
+  EXPECT_EQ(normpool::fill("x @notakey y", {{"X", "1"}}), "x @notakey y");
+}
+
+} // namespace
+} // namespace kiln::codegen

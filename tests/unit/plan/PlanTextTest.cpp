@@ -1,0 +1,274 @@
+//===- PlanTextTest.cpp - planToText and planToJson ------------------------===//
+
+#include "PlanFixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+namespace kiln::plan {
+namespace {
+using namespace kiln::plan::testing;
+
+/// A strict RFC 8259 recognizer: true when `text` is exactly one JSON value (plus whitespace),
+/// with valid escapes, no raw control characters and only valid UTF-8 in strings.
+class JsonChecker {
+public:
+  explicit JsonChecker(std::string_view text) : s_(text) {}
+  bool valid() {
+    skipSpace();
+    if (!value())
+      return false;
+    skipSpace();
+    return i_ == s_.size();
+  }
+  size_t position() const { return i_; }
+
+private:
+  bool value() {
+    if (i_ >= s_.size())
+      return false;
+    switch (s_[i_]) {
+    case '{': return container('}', true);
+    case '[': return container(']', false);
+    case '"': return string();
+    case 't': return literal("true");
+    case 'f': return literal("false");
+    case 'n': return literal("null");
+    default: return number();
+    }
+  }
+  bool container(char close, bool object) {
+    ++i_;
+    skipSpace();
+    if (peek(close))
+      return ++i_, true;
+    for (;;) {
+      skipSpace();
+      if (object) {
+        if (!string())
+          return false;
+        skipSpace();
+        if (!peek(':'))
+          return false;
+        ++i_;
+        skipSpace();
+      }
+      if (!value())
+        return false;
+      skipSpace();
+      if (peek(close))
+        return ++i_, true;
+      if (!peek(','))
+        return false;
+      ++i_;
+    }
+  }
+  bool string() {
+    if (!peek('"'))
+      return false;
+    for (++i_; i_ < s_.size();) {
+      unsigned char c = s_[i_];
+      if (c == '"')
+        return ++i_, true;
+      if (c < 0x20)
+        return false;
+      if (c == '\\') {
+        if (++i_ >= s_.size())
+          return false;
+        char e = s_[i_++];
+        if (e == 'u') {
+          for (int k = 0; k < 4; ++k, ++i_)
+            if (i_ >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[i_])))
+              return false;
+        } else if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos) {
+          return false;
+        }
+        continue;
+      }
+      size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+      if (n == 0 || i_ + n > s_.size())
+        return false;
+      for (size_t k = 1; k < n; ++k)
+        if ((static_cast<unsigned char>(s_[i_ + k]) & 0xC0) != 0x80)
+          return false;
+      i_ += n;
+    }
+    return false;
+  }
+  bool number() {
+    size_t start = i_;
+    if (peek('-'))
+      ++i_;
+    if (peek('0'))
+      ++i_;
+    else if (!digits())
+      return false;
+    if (peek('.') && (++i_, !digits()))
+      return false;
+    if ((peek('e') || peek('E')) && (++i_, (peek('+') || peek('-')) ? ++i_ : 0, !digits()))
+      return false;
+    return i_ > start;
+  }
+  bool digits() {
+    size_t start = i_;
+    while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_])))
+      ++i_;
+    return i_ > start;
+  }
+  bool literal(std::string_view word) {
+    if (s_.substr(i_, word.size()) != word)
+      return false;
+    i_ += word.size();
+    return true;
+  }
+  bool peek(char c) const { return i_ < s_.size() && s_[i_] == c; }
+  void skipSpace() {
+    while (i_ < s_.size() && std::string_view(" \t\r\n").find(s_[i_]) != std::string_view::npos)
+      ++i_;
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+};
+
+TEST(PlanText, JsonCheckerRejectsInvalidJson) {
+  // The checker must be able to fail for the JSON tests below to mean anything.
+  for (std::string_view bad : {"{", "{\"a\" 1}", "[1,]", "\"a\x01\"", "\"\\x41\"", "01", "NaN", "{\"a\":1}x",
+                               "\"\xff\"", "[1 2]", "{1:2}", "-", "1.", "1e"})
+    EXPECT_FALSE(JsonChecker(bad).valid()) << bad;
+  for (std::string_view good : {"{}", "[]", "{\"a\": [1, -2.5e3, true, null, \"\\u00e9\xc3\xa9\"]}", "0", "\"\""})
+    EXPECT_TRUE(JsonChecker(good).valid()) << good;
+}
+
+TEST(PlanText, TextOfTheSamplePlan) {
+  Plan plan = makeSamplePlan();
+  std::string expected =
+      "kiln-plan format=1 compiler=\"0.1.0\" model=\"tiny.onnx\"\n"
+      "target sm=90 cuda=13.0 cudnn=9.19.0 cublaslt=13.1.0 precision=\"tf32\"\n"
+      "arena bytes=5376 lower-bound=4000\n"
+      "weights bytes=3904\n"
+      "input 0 \"x\" f32[1,3,8,8] buffer=0\n"
+      "output 0 \"y\" f32[4,10] buffer=8\n"
+      "output 1 \"up\" f32[1,2,16,16] buffer=10\n"
+      "buffer 0 \"x\" arena offset=0 bytes=768\n"
+      "buffer 1 \"conv.w\" weights offset=0 bytes=432\n"
+      "buffer 2 \"conv.b\" weights offset=512 bytes=16\n"
+      "buffer 3 \"conv.y\" arena offset=768 bytes=1024\n"
+      "buffer 4 \"relu.y\" arena offset=1792 bytes=1024\n"
+      "buffer 5 \"fc.w\" weights offset=768 bytes=2560\n"
+      "buffer 6 \"fc.b\" weights offset=3328 bytes=40\n"
+      "buffer 7 \"fc.y\" arena offset=2816 bytes=160\n"
+      "buffer 8 \"y\" arena offset=3072 bytes=160\n"
+      "buffer 9 \"up.w\" weights offset=3584 bytes=128\n"
+      "buffer 10 \"up.y\" arena offset=3328 bytes=2048\n"
+      "buffer 11 \"bmm.b\" weights offset=3840 bytes=64\n"
+      "step 0 \"/conv1/Conv\" op=\"kiln.conv\" conv dtype=f32 math=tf32 x=0[1,3,8,8] w=1[4,3,3,3] y=3[1,4,8,8] "
+      "pads=[1,1] strides=[1,1] dilations=[1,1] groups=1 act=relu bias=2\n"
+      "step 1 \"/relu1/Relu\" op=\"kiln.relu\" kernel image=0 function=\"relu_f32_256\" grid=[1,1,1] "
+      "block=[256,1,1] shared=0 args=[3,4]\n"
+      "step 2 \"/fc/Gemm\" op=\"kiln.gemm\" gemm dtype=f32 math=tf32 batch=1 m=4 n=10 k=64 transA=0 transB=0 "
+      "strides=[0,0,0,0] alpha=1 beta=0 act=none a=4 b=5 c=- d=7 bias=6\n"
+      "step 3 \"/Reshape\" op=\"kiln.reshape\" copy src=7 dst=8 bytes=160\n"
+      "step 4 \"/up/ConvTranspose\" op=\"kiln.conv_transpose\" conv-transpose dtype=f32 math=strict-f32 "
+      "x=3[1,4,8,8] w=9[4,2,2,2] y=10[1,2,16,16] pads=[0,0] strides=[2,2] dilations=[1,1] groups=1 act=none "
+      "bias=-\n"
+      "step 5 \"/bmm/MatMul\" op=\"kiln.matmul\" gemm dtype=f32 math=strict-f32 batch=2 m=4 n=4 k=4 transA=1 "
+      "transB=1 strides=[16,0,16,16] alpha=0.25 beta=0.5 act=gelu a=4 b=11 c=10 d=10 bias=-\n"
+      "step 6 \"/tail/Mul\" op=\"kiln.mul\" kernel image=1 function=\"scale\" grid=[2,3,4] block=[8,8,4] "
+      "shared=128 args=[]\n"
+      "image 0 \"kernels0\" sm=90 cubin-bytes=64 ptx-bytes=" + std::to_string(plan.images[0].ptx.size()) + "\n"
+      "image 1 \"kernels1\" sm=90 cubin-bytes=0 ptx-bytes=" + std::to_string(plan.images[1].ptx.size()) + "\n";
+  EXPECT_EQ(planToText(plan), expected);
+  // Stable: a plan read back from its bytes prints the same.
+  EXPECT_EQ(planToText(parsePlan(serializePlan(plan)).value()), expected);
+}
+
+TEST(PlanText, JsonOfTheSamplePlan) {
+  Plan plan = makeSamplePlan();
+  std::string json = planToJson(plan);
+  JsonChecker checker(json);
+  EXPECT_TRUE(checker.valid()) << "invalid JSON near byte " << checker.position() << ":\n" << json;
+  for (const std::string &line : {
+           std::string("{\n  \"format\": 1,\n"),
+           std::string("  \"metadata\": {\"compilerVersion\": \"0.1.0\", \"computeCapability\": 90, \"cudaVersion\": "
+                       "13000, \"cudnnVersion\": 91900, \"cublasLtVersion\": 130100, \"precision\": \"tf32\", "
+                       "\"model\": \"tiny.onnx\", \"arenaBytes\": 5376, \"arenaLowerBound\": 4000},\n"),
+           std::string("  \"weightsBytes\": 3904,\n"),
+           std::string("  \"inputs\": [\n    {\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [1,3,8,8], \"buffer\": "
+                       "0}\n  ],\n"),
+           std::string("    {\"name\": \"up\", \"dtype\": \"f32\", \"shape\": [1,2,16,16], \"buffer\": 10}\n"),
+           std::string("    {\"name\": \"bmm.b\", \"space\": \"weights\", \"offset\": 3840, \"bytes\": 64}\n  ],\n"),
+           std::string("    {\"name\": \"/conv1/Conv\", \"op\": \"kiln.conv\", \"kind\": \"conv\", \"dtype\": \"f32\", "
+                       "\"math\": \"tf32\", \"transpose\": false, \"xShape\": [1,3,8,8], \"wShape\": [4,3,3,3], "
+                       "\"yShape\": [1,4,8,8], \"pads\": [1,1], \"strides\": [1,1], \"dilations\": [1,1], \"groups\": "
+                       "1, \"activation\": \"relu\", \"x\": 0, \"w\": 1, \"y\": 3, \"bias\": 2},\n"),
+           std::string("    {\"name\": \"/relu1/Relu\", \"op\": \"kiln.relu\", \"kind\": \"kernel\", \"image\": 0, "
+                       "\"function\": \"relu_f32_256\", \"grid\": [1,1,1], \"block\": [256,1,1], \"sharedBytes\": 0, "
+                       "\"args\": [3,4]},\n"),
+           std::string("    {\"name\": \"/fc/Gemm\", \"op\": \"kiln.gemm\", \"kind\": \"gemm\", \"dtype\": \"f32\", "
+                       "\"math\": \"tf32\", \"batch\": 1, \"m\": 4, \"n\": 10, \"k\": 64, \"transA\": false, "
+                       "\"transB\": false, \"strideA\": 0, \"strideB\": 0, \"strideC\": 0, \"strideD\": 0, \"alpha\": "
+                       "1, \"beta\": 0, \"activation\": \"none\", \"a\": 4, \"b\": 5, \"c\": null, \"d\": 7, \"bias\": "
+                       "6},\n"),
+           std::string("    {\"name\": \"/Reshape\", \"op\": \"kiln.reshape\", \"kind\": \"copy\", \"src\": 7, "
+                       "\"dst\": 8, \"bytes\": 160},\n"),
+           std::string("\"alpha\": 0.25, \"beta\": 0.5, \"activation\": \"gelu\", \"a\": 4, \"b\": 11, \"c\": 10, "
+                       "\"d\": 10, \"bias\": null},\n"),
+           std::string("    {\"name\": \"kernels1\", \"smVersion\": 90, \"cubinBytes\": 0, \"ptxBytes\": " +
+                       std::to_string(plan.images[1].ptx.size()) + "}\n  ]\n}\n"),
+       })
+    EXPECT_NE(json.find(line), std::string::npos) << "missing:\n" << line << "in:\n" << json;
+}
+
+TEST(PlanText, StringsAreEscaped) {
+  Plan plan = makeSamplePlan();
+  plan.buffers[0].name = std::string("a\"b\\c\nd\x01" "e\xff" "f\xc3\xa9g\xed\xa0\x80"); // \xed\xa0\x80: a surrogate
+  plan.steps[1].name = "tab\there";
+  std::string text = planToText(plan);
+  EXPECT_NE(text.find("buffer 0 \"a\\\"b\\\\c\\nd\\x01e\\xfff\xc3\xa9g\\xed\\xa0\\x80\" arena"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("step 1 \"tab\\there\""), std::string::npos) << text;
+  std::string json = planToJson(plan);
+  EXPECT_TRUE(JsonChecker(json).valid()) << json;
+  EXPECT_NE(json.find("{\"name\": \"a\\\"b\\\\c\\nd\\u0001e\\ufffdf\xc3\xa9g\\ufffd\\ufffd\\ufffd\", \"space\""),
+            std::string::npos)
+      << json;
+}
+
+TEST(PlanText, ViewsOfAnInvalidPlanStillWork) {
+  // inspect shows what is in a plan that fails validation; nothing in the views may assume it
+  // is valid.
+  Plan plan = makeSamplePlan();
+  plan.inputs[0].dtype = static_cast<DType>(77);
+  plan.buffers[1].space = static_cast<MemorySpace>(9);
+  auto &g = std::get<GemmStep>(plan.steps[2].params);
+  g.math = static_cast<MathMode>(3);
+  g.activation = static_cast<Activation>(8);
+  g.alpha = std::numeric_limits<float>::quiet_NaN();
+  g.beta = -std::numeric_limits<float>::infinity();
+  plan.metadata.cudnnVersion = 0;
+  std::string text = planToText(plan);
+  EXPECT_NE(text.find("input 0 \"x\" ?77[1,3,8,8] buffer=0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("buffer 1 \"conv.w\" ?9 offset=0"), std::string::npos) << text;
+  EXPECT_NE(text.find("math=?3 batch=1"), std::string::npos) << text;
+  EXPECT_NE(text.find("alpha=nan beta=-inf act=?8"), std::string::npos) << text;
+  EXPECT_NE(text.find("cudnn=none"), std::string::npos) << text;
+  std::string json = planToJson(plan);
+  EXPECT_TRUE(JsonChecker(json).valid()) << json;
+  EXPECT_NE(json.find("\"alpha\": \"NaN\", \"beta\": \"-Infinity\""), std::string::npos) << json;
+}
+
+TEST(PlanText, EmptyPlan) {
+  Plan plan;
+  EXPECT_EQ(planToText(plan), "kiln-plan format=1 compiler=\"\" model=\"\"\n"
+                              "target sm=90 cuda=none cudnn=none cublaslt=none precision=\"\"\n"
+                              "arena bytes=0 lower-bound=0\n"
+                              "weights bytes=0\n");
+  std::string json = planToJson(plan);
+  EXPECT_TRUE(JsonChecker(json).valid()) << json;
+  EXPECT_NE(json.find("  \"steps\": [],\n  \"images\": []\n}\n"), std::string::npos) << json;
+}
+
+} // namespace
+} // namespace kiln::plan

@@ -1,0 +1,214 @@
+//===- PlanValidateTest.cpp - every structural check of validatePlan -------===//
+//
+// Each case breaks one thing in the valid sample plan and checks the message names it. Every
+// case runs twice: on the in-memory plan (what writePlanFile checks) and on its file bytes
+// (what parsePlan checks after the checksums pass, i.e. a plan written by a buggy kiln).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanFixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <limits>
+
+namespace kiln::plan {
+namespace {
+using namespace kiln::plan::testing;
+using runtime::StatusCode;
+
+struct BreakCase {
+  const char *name;
+  std::function<void(Plan &)> breakIt;
+  const char *message; // a substring of the expected error
+};
+
+GemmStep &gemm(Plan &p, size_t step) { return std::get<GemmStep>(p.steps[step].params); }
+ConvStep &conv(Plan &p, size_t step) { return std::get<ConvStep>(p.steps[step].params); }
+KernelStep &kernel(Plan &p, size_t step) { return std::get<KernelStep>(p.steps[step].params); }
+CopyStep &copy(Plan &p) { return std::get<CopyStep>(p.steps[3].params); }
+
+const BreakCase kCases[] = {
+    // Enum values this kiln does not know.
+    {"UnknownInputDType", [](Plan &p) { p.inputs[0].dtype = static_cast<DType>(99); },
+     "input 0 'x': unknown dtype value 99"},
+    {"UnknownMemorySpace", [](Plan &p) { p.buffers[2].space = static_cast<MemorySpace>(7); },
+     "buffer 2 'conv.b': unknown memory space 7"},
+    {"UnknownGemmDType", [](Plan &p) { gemm(p, 2).dtype = static_cast<DType>(0); },
+     "step 2 '/fc/Gemm' (kiln.gemm): unknown dtype value 0"},
+    {"UnknownMathMode", [](Plan &p) { gemm(p, 2).math = static_cast<MathMode>(5); },
+     "step 2 '/fc/Gemm' (kiln.gemm): unknown math mode 5"},
+    {"UnknownActivation", [](Plan &p) { gemm(p, 5).activation = static_cast<Activation>(9); },
+     "step 5 '/bmm/MatMul' (kiln.matmul): unknown activation 9"},
+    {"ConvWithGelu", [](Plan &p) { conv(p, 0).activation = Activation::Gelu; },
+     "step 0 '/conv1/Conv' (kiln.conv): convolutions fuse only no activation or relu"},
+    {"UnknownConvDType", [](Plan &p) { conv(p, 4).dtype = static_cast<DType>(200); },
+     "step 4 '/up/ConvTranspose' (kiln.conv_transpose): unknown dtype value 200"},
+
+    // Indices out of range.
+    {"InputBufferOutOfRange", [](Plan &p) { p.inputs[0].buffer = 12; },
+     "input 0 'x': buffer index 12 is out of range (the plan has 12 buffers)"},
+    {"OutputBufferOutOfRange", [](Plan &p) { p.outputs[1].buffer = 4000000000u; },
+     "output 1 'up': buffer index 4000000000 is out of range"},
+    {"KernelArgOutOfRange", [](Plan &p) { kernel(p, 1).args[1] = 12; },
+     "step 1 '/relu1/Relu' (kiln.relu): argument 1 names buffer 12, out of range"},
+    {"KernelImageOutOfRange", [](Plan &p) { kernel(p, 6).image = 2; },
+     "step 6 '/tail/Mul' (kiln.mul): image index 2 is out of range (the plan has 2 images)"},
+    {"GemmOperandOutOfRange", [](Plan &p) { gemm(p, 2).a = 50; },
+     "step 2 '/fc/Gemm' (kiln.gemm): A buffer index 50 is out of range"},
+    {"GemmOptionalOperandOutOfRange", [](Plan &p) { gemm(p, 2).bias = 13; },
+     "step 2 '/fc/Gemm' (kiln.gemm): bias buffer index 13 is out of range"},
+    {"ConvBiasOutOfRange", [](Plan &p) { conv(p, 0).bias = 12; },
+     "step 0 '/conv1/Conv' (kiln.conv): bias buffer index 12 is out of range"},
+    {"CopyDstOutOfRange", [](Plan &p) { copy(p).dst = 99; },
+     "step 3 '/Reshape' (kiln.reshape): dst buffer index 99 is out of range"},
+
+    // Buffers outside their memory space, or misaligned.
+    {"ArenaBufferPastArena", [](Plan &p) { p.buffers[10].bytes += 1; },
+     "buffer 10 'up.y': bytes [3328, 3328+2049) lie outside the arena of 5376 bytes"},
+    {"WeightsBufferPastBlob", [](Plan &p) { p.buffers[11].bytes = 65; },
+     "buffer 11 'bmm.b': bytes [3840, 3840+65) lie outside the weights blob of 3904 bytes"},
+    {"BufferEndOverflows", [](Plan &p) { p.buffers[0].offset = 0xFFFFFFFFFFFFFF00ull; },
+     "buffer 0 'x': bytes [18446744073709551360, 18446744073709551360+768) lie outside the arena"},
+    {"MisalignedOffset", [](Plan &p) { p.buffers[3].offset = 800; },
+     "buffer 3 'conv.y': offset 800 is not a multiple of 256"},
+    {"ArenaSmallerThanLowerBound", [](Plan &p) { p.metadata.arenaLowerBound = 6000; },
+     "metadata: the arena lower bound (6000 bytes) is larger than the arena (5376 bytes)"},
+
+    // Inputs and outputs.
+    {"BindingBytesMismatch", [](Plan &p) { p.outputs[0].shape = {4, 11}; },
+     "output 0 'y': f32[4,11] is 176 bytes but buffer 8 'y' has 160"},
+    {"BindingDTypeMismatch", [](Plan &p) { p.inputs[0].dtype = DType::F16; },
+     "input 0 'x': f16[1,3,8,8] is 384 bytes but buffer 0 'x' has 768"},
+    {"BindingNegativeDim", [](Plan &p) { p.inputs[0].shape = {-1, 3, 8, 8}; },
+     "input 0 'x': shape [-1,3,8,8] has a negative dimension or overflows"},
+    {"BindingInWeights", [](Plan &p) { p.outputs[0].buffer = 6; },
+     "output 0 'y': buffer 6 'fc.b' is in the weights, not in the arena"},
+    {"DuplicateInputName", [](Plan &p) { p.inputs.push_back(p.inputs[0]); },
+     "input 1 'x': another input has the same name"},
+    {"DuplicateOutputName", [](Plan &p) { p.outputs[1].name = "y"; },
+     "output 1 'y': another output has the same name"},
+    {"UnnamedInput", [](Plan &p) { p.inputs[0].name.clear(); }, "input 0 has no name"},
+
+    // Kernel launches.
+    {"ZeroGrid", [](Plan &p) { kernel(p, 6).grid[1] = 0; },
+     "step 6 '/tail/Mul' (kiln.mul): grid (2,0,4) and block (8,8,4) must not be zero"},
+    {"ZeroBlock", [](Plan &p) { kernel(p, 1).block = {0, 1, 1}; },
+     "step 1 '/relu1/Relu' (kiln.relu): grid (1,1,1) and block (0,1,1) must not be zero"},
+    {"BlockTooLarge", [](Plan &p) { kernel(p, 6).block = {32, 32, 2}; },
+     "step 6 '/tail/Mul' (kiln.mul): block (32,32,2) has 2048 threads, more than 1024"},
+    {"BlockZTooLarge", [](Plan &p) { kernel(p, 6).block = {1, 1, 65}; },
+     "step 6 '/tail/Mul' (kiln.mul): grid (2,3,4) or block (1,1,65) exceeds CUDA's limits"},
+    {"GridYTooLarge", [](Plan &p) { kernel(p, 6).grid = {1, 65536, 1}; },
+     "grid (1,65536,1) or block (8,8,4) exceeds CUDA's limits"},
+    {"EmptyFunctionName", [](Plan &p) { kernel(p, 1).function.clear(); }, "the kernel function name is empty"},
+
+    // Gemm shapes against buffers.
+    {"GemmATooSmall", [](Plan &p) { gemm(p, 2).k = 65; },
+     "step 2 '/fc/Gemm' (kiln.gemm): A needs 1040 bytes but buffer 4 'relu.y' has 1024"},
+    {"GemmBTooSmall", [](Plan &p) { gemm(p, 5).strideB = 16; },
+     "step 5 '/bmm/MatMul' (kiln.matmul): B needs 128 bytes but buffer 11 'bmm.b' has 64"},
+    {"GemmDTooSmall", [](Plan &p) { gemm(p, 2).d = 8; gemm(p, 2).m = 5; gemm(p, 2).k = 51; },
+     "step 2 '/fc/Gemm' (kiln.gemm): D needs 200 bytes but buffer 8 'y' has 160"},
+    {"GemmCTooSmall", [](Plan &p) { gemm(p, 5).c = 2; },
+     "step 5 '/bmm/MatMul' (kiln.matmul): C needs 128 bytes but buffer 2 'conv.b' has 16"},
+    {"GemmBiasTooSmall", [](Plan &p) { gemm(p, 2).bias = 2; },
+     "step 2 '/fc/Gemm' (kiln.gemm): bias needs 40 bytes but buffer 2 'conv.b' has 16"},
+    {"GemmWritesWeights", [](Plan &p) { gemm(p, 2).d = 5; },
+     "step 2 '/fc/Gemm' (kiln.gemm): writes D into buffer 5 'fc.w', which is in the read-only weights"},
+    {"GemmZeroDim", [](Plan &p) { gemm(p, 2).n = 0; }, "batch, m, n, k (1, 4, 0, 64) must all be at least 1"},
+    {"GemmNegativeStride", [](Plan &p) { gemm(p, 5).strideA = -16; }, "batch strides must not be negative"},
+    {"GemmOverlappingOutputBatches", [](Plan &p) { gemm(p, 5).strideD = 8; },
+     "strideD 8 is smaller than one 4x4 output matrix, so the batches overlap"},
+    {"GemmBetaWithoutC", [](Plan &p) { gemm(p, 5).c.reset(); }, "beta is 0.5 but there is no C buffer"},
+    {"GemmNonFiniteAlpha", [](Plan &p) { gemm(p, 2).alpha = std::numeric_limits<float>::infinity(); }, "alpha and beta must be finite"},
+    {"GemmSizeOverflow", [](Plan &p) { gemm(p, 2).m = int64_t(1) << 40; gemm(p, 2).k = int64_t(1) << 40; },
+     "the size of A overflows 64 bits"},
+
+    // Convolution geometry and buffers.
+    {"ConvXTooSmall", [](Plan &p) { conv(p, 0).x = 2; },
+     "step 0 '/conv1/Conv' (kiln.conv): x needs 768 bytes but buffer 2 'conv.b' has 16"},
+    {"ConvWTooSmall", [](Plan &p) { conv(p, 4).w = 11; },
+     "step 4 '/up/ConvTranspose' (kiln.conv_transpose): w needs 128 bytes but buffer 11 'bmm.b' has 64"},
+    {"ConvYTooSmall", [](Plan &p) { conv(p, 4).y = 4; },
+     "step 4 '/up/ConvTranspose' (kiln.conv_transpose): y needs 2048 bytes but buffer 4 'relu.y' has 1024"},
+    {"ConvWritesWeights", [](Plan &p) { conv(p, 0).y = 5; }, "writes y into buffer 5 'fc.w', which is in the read-only weights"},
+    {"ConvBiasTooSmall", [](Plan &p) { p.buffers[2].bytes = 12; },
+     "step 0 '/conv1/Conv' (kiln.conv): bias needs 16 bytes but buffer 2 'conv.b' has 12"},
+    {"ConvDTypeWidensOperands", [](Plan &p) { conv(p, 0).dtype = DType::F64; },
+     "step 0 '/conv1/Conv' (kiln.conv): x needs 1536 bytes but buffer 0 'x' has 768"},
+    {"ConvWrongOutputSize", [](Plan &p) { conv(p, 0).strides = {2, 2}; },
+     "step 0 '/conv1/Conv' (kiln.conv): the convolution of x [1,3,8,8] with w [4,3,3,3] (groups 1, pads [1,1], "
+     "strides [2,2], dilations [1,1]) does not give y [1,4,8,8]"},
+    {"ConvTransposeWrongOutputSize", [](Plan &p) { conv(p, 4).pads = {1, 1}; },
+     "the transposed convolution of x [1,4,8,8] with w [4,2,2,2] (groups 1, pads [1,1], strides [2,2], dilations "
+     "[1,1]) does not give y [1,2,16,16]"},
+    {"ConvChannelMismatch", [](Plan &p) { conv(p, 0).wShape = {4, 1, 3, 3}; },
+     "does not give y [1,4,8,8]"},
+    {"ConvGroupsDoNotDivide", [](Plan &p) { conv(p, 0).groups = 3; },
+     "groups 3 must be positive and divide w's first dimension 4"},
+    {"ConvRankMismatch", [](Plan &p) { conv(p, 0).wShape = {4, 3, 3}; },
+     "x [1,3,8,8], w [4,3,3] and y [1,4,8,8] must have the same rank, at least 3"},
+    {"ConvMissingPads", [](Plan &p) { conv(p, 0).pads = {1}; },
+     "pads, strides and dilations need 2 values each"},
+    {"ConvZeroStride", [](Plan &p) { conv(p, 0).strides = {1, 0}; }, "strides [1,0] and dilations [1,1] >= 1"},
+
+    // Copies, images, metadata.
+    {"CopyTooLarge", [](Plan &p) { copy(p).bytes = 161; },
+     "step 3 '/Reshape' (kiln.reshape): src needs 161 bytes but buffer 7 'fc.y' has 160"},
+    {"CopyIntoWeights", [](Plan &p) { copy(p).dst = 5; },
+     "writes dst into buffer 5 'fc.w', which is in the read-only weights"},
+    {"ImageWithoutCode", [](Plan &p) { p.images[1].ptx.clear(); }, "image 1 'kernels1' has neither a cubin nor PTX"},
+    {"ImageForOtherArch", [](Plan &p) { p.images[0].smVersion = 80; },
+     "image 0 'kernels0': its cubin is for sm_80 but the plan targets sm_90"},
+    {"NoCudaVersion", [](Plan &p) { p.metadata.cudaVersion = 0; },
+     "metadata: the plan has kernel images but records no CUDA version"},
+    {"NoCudnnVersion", [](Plan &p) { p.metadata.cudnnVersion = 0; },
+     "metadata: the plan has cuDNN steps (e.g. '/conv1/Conv') but records no cuDNN version"},
+    {"NoCublasLtVersion", [](Plan &p) { p.metadata.cublasLtVersion = 0; },
+     "metadata: the plan has cuBLASLt steps (e.g. '/fc/Gemm') but records no cuBLASLt version"},
+    {"NoComputeCapability", [](Plan &p) { p.metadata.computeCapability = 0; },
+     "metadata: the target compute capability is 0"},
+};
+
+class PlanValidateTest : public ::testing::TestWithParam<BreakCase> {};
+
+TEST_P(PlanValidateTest, InMemoryPlanIsRejected) {
+  Plan plan = makeSamplePlan();
+  GetParam().breakIt(plan);
+  Status s = validatePlan(plan);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidPlan);
+  EXPECT_NE(s.message().find(GetParam().message), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("recompile the model with `kiln compile`"), std::string::npos) << s.message();
+}
+
+TEST_P(PlanValidateTest, FileIsRejected) {
+  Plan plan = makeSamplePlan();
+  GetParam().breakIt(plan);
+  StatusOr<Plan> parsed = parsePlan(serializePlan(plan), "broken.kiln");
+  ASSERT_FALSE(parsed.isOk());
+  EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidPlan);
+  EXPECT_EQ(parsed.status().message().rfind("broken.kiln: ", 0), 0u) << parsed.status().message();
+  EXPECT_NE(parsed.status().message().find(GetParam().message), std::string::npos) << parsed.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCheck, PlanValidateTest, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<BreakCase> &param) { return std::string(param.param.name); });
+
+TEST(PlanValidate, InputAndOutputMayShareAName) {
+  // ONNX allows a graph input to be a graph output too (an identity model).
+  Plan plan = makeSamplePlan();
+  plan.outputs[0].name = "x";
+  EXPECT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+}
+
+TEST(PlanValidate, PtxOnlyImageNeedNotMatchTheTarget) {
+  Plan plan = makeSamplePlan();
+  plan.images[1].smVersion = 80; // no cubin: its PTX is JIT-compiled for whatever GPU runs it
+  EXPECT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+}
+
+} // namespace
+} // namespace kiln::plan

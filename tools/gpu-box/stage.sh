@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds what the GPU box runs (it has CUDA, cuDNN and torch but no LLVM) into build-gpu/, the
+# folder a device call carries:
+#   build-gpu/kiln            kiln with MLIR/LLVM/protobuf linked statically (CUDA libs shared)
+#   build-gpu/tests/*         the GPU test binaries (runtime-only build, ctest label `gpu`)
+#   build-gpu/node-tests.tgz  the in-scope ONNX node tests (libonnx-testdata is not on the box)
+# Then, on the box: tools/gpu-box/check_gpu.sh (tests, node tests on the GPU, models).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+STAGE=build-gpu
+mkdir -p "$STAGE/tests"
+if [ ! -f build-static/build.ninja ]; then
+  cmake -S . -B build-static -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_STATIC_LLVM=ON -DKILN_BUILD_TESTS=OFF
+fi
+ninja -C build-static kiln
+cp build-static/tools/kiln "$STAGE/kiln"
+if [ ! -f build-gpu-tests/build.ninja ]; then
+  cmake -S . -B build-gpu-tests -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_COMPILER=OFF \
+    -DKILN_BUILD_KERNELS_ONLY=ON
+fi
+ninja -C build-gpu-tests
+# Every test executable of that build (unit tests run there too: they are cheap).
+find build-gpu-tests/tests -maxdepth 2 -type f -executable -name '*Test*' -exec cp {} "$STAGE/tests/" \;
+python3 - "$STAGE/node-tests.tgz" <<'PY'
+import os, sys, tarfile
+sys.path.insert(0, "tests/conformance")
+from node_tests import NODE_DIR, in_scope_tests
+with tarfile.open(sys.argv[1], "w:gz") as tar:
+    for name, path in in_scope_tests(NODE_DIR):
+        tar.add(path, arcname=name)
+PY
+du -sh "$STAGE"/* | sed 's/^/staged: /'
