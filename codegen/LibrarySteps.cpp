@@ -289,6 +289,14 @@ llvm::Error PlanBuilderImpl::lowerMatMul(mlir::Operation *operation) {
   if (!strideB)
     return strideB.takeError();
 
+  // One weight matrix for every batch entry (x[..., M, K] @ W[K, N], as in every linear layer):
+  // the batch rows are contiguous, so it is one M*batch x K matmul instead of `batch` thin
+  // ones (ViT's attention projections are 197 batches of M=1 otherwise).
+  if (batch > 1 && *strideB == 0 && *strideA == m * k) {
+    m *= batch;
+    batch = 1;
+  }
+
   plan::GemmStep step;
   step.dtype = a.dtype;
   step.math = math();

@@ -123,6 +123,12 @@ public:
   /// One synchronous run with the three phases timed by CUDA events (`kiln bench`).
   StatusOr<RunTiming> runTimed();
 
+  /// Milliseconds of every plan step (in plan order), measured by running the steps once one by
+  /// one (no graph) with a CUDA event between consecutive steps, on the inputs last set. The
+  /// per-step view of `kiln bench --profile`: which layer is the bottleneck. Launch gaps are
+  /// included in each step's time, so the sum exceeds a graph replay's compute time.
+  StatusOr<std::vector<float>> profileSteps();
+
   /// Fills the whole activation arena with `byte` now, so a following run shows unwritten
   /// output elements as that pattern (tests use 0xFF: NaN for floats).
   Status poison(uint8_t byte);

@@ -87,6 +87,27 @@ std::vector<ResizeAxisTap> resizeAxisTaps(const ResizeAxisParams &params, int64_
 /// finite value: infinity, or NaN for f8E4M3FN (which has no infinity), as the interpreter does.
 double roundToDType(double value, DType type);
 
+//===-- Resize with runtime scales/roi (NormPoolResizeRuntime.cpp) ----------===//
+
+/// kiln.resize whose scales or roi is a runtime tensor: the kernel reads them from device memory
+/// and computes the taps per output element. `op` has been validated by emitResize.
+StatusOr<EmittedKernels> emitRuntimeResize(const OpDesc &op, const EmitContext &context,
+                                           const ResizeAxisParams &params, double extrapolationValue);
+
+/// One output position as the runtime-resize kernel sees it: the device tap code compiled for
+/// the host (the very same source text), so tests can compare it with resizeAxisTaps.
+struct DeviceResizeTap {
+  /// Identity: the interpreter skips the axis (tap = the position itself, weight 1). Invalid: a
+  /// scale that is not positive and finite or a non-finite source coordinate (output NaN).
+  enum Kind { Taps, Identity, Extrapolated, Invalid };
+  Kind kind = Taps;
+  ResizeAxisTap tap;
+};
+DeviceResizeTap deviceResizeTap(const ResizeAxisParams &params, int64_t inSize, int64_t outSize, double scale,
+                                bool hasRoi, double roiBegin, double roiEnd, int64_t position);
+/// The device's rounding of roi arithmetic to `roiType` (compiled for the host).
+double deviceRoundRoi(double value, DType roiType);
+
 } // namespace kiln::codegen::normpool
 
 #endif // KILN_CODEGEN_KERNELS_NORMPOOLKERNELS_H

@@ -9,7 +9,8 @@
 // when storing. Nearest mode, whose taps are single positions with weight 1, becomes a pure
 // gather from an offset table.
 //
-// Runtime (non-constant) scales or roi would change the taps at run time; they give an error.
+// Runtime (non-constant) scales or roi change the taps at run time: such ops go to the kernel of
+// NormPoolResizeRuntime.cpp, which computes the taps on the device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -245,23 +246,21 @@ StatusOr<EmittedKernels> emitResize(const OpDesc &op, const EmitContext &context
   if (scales) {
     if (scales->dtype != DType::F32 || scales->shape != std::vector<int64_t>{rank})
       return op.error("scales must be a 1-d f32 tensor of shape [" + std::to_string(rank) + "]");
-    if (!scales->floats)
-      return op.error("scales must be a compile-time constant: the GPU resize kernel bakes its sampling tables "
-                      "at compile time (fold the scales into a constant, or give sizes instead)");
-    for (double s : *scales->floats)
-      if (!(s > 0) || std::isinf(s))
-        return op.error("every scale must be positive and finite, got " + doubleText(s));
+    if (scales->floats)
+      for (double s : *scales->floats)
+        if (!(s > 0) || std::isinf(s))
+          return op.error("every scale must be positive and finite, got " + doubleText(s));
   }
   if (roi) {
     if (!plan::isFloat(roi->dtype) || roi->shape != std::vector<int64_t>{2 * rank})
       return op.error("roi must be a 1-d float tensor of shape [" + std::to_string(2 * rank) + "]");
-    if (!roi->floats)
-      return op.error("roi must be a compile-time constant: the GPU resize kernel bakes its sampling tables at "
-                      "compile time");
     p.roiType = roi->dtype;
   }
   if (p.transform == "tf_crop_and_resize" && !roi)
     return op.error("tf_crop_and_resize needs a roi operand");
+  // Taps that depend on runtime values are computed on the device (no tables).
+  if ((scales && !scales->floats) || (roi && !roi->floats))
+    return emitRuntimeResize(op, context, p, extrapolationValue);
 
   EmittedKernels out;
   int64_t total = y.numElements();

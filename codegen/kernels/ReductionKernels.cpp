@@ -14,6 +14,11 @@
 // reduce_log_sum_exp is two such reductions: the maximum (the shift, kept in scratch) and the
 // sum of exp(x - shift), as the interpreter computes it.
 //
+// An axes operand that is a runtime tensor: when the static shapes fix which axes are reduced,
+// the kernels above run after a tiny kernel that checks the operand's values; when they do not
+// (keepdims=0 and equal sizes, e.g. 3x2x2 -> 3x2), one kernel reads the axes on the device and
+// walks the reduced dims per output. Axes the interpreter would reject trap on the device.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/kernels/ReductionSupport.h"
@@ -262,14 +267,19 @@ extern "C" __global__ void __launch_bounds__(256) ${FN}_fold(${PARAMS}) {
   out.source += src;
 }
 
-/// Reduction axes when the axes operand is not a compile-time constant: the static result shape
+/// Reduction axes when the axes operand is not a compile-time constant. The static result shape
 /// decides them when only one choice of reduced non-size-1 axes fits (reducing a size-1 axis
-/// or not gives the same values once anything is reduced).
-StatusOr<std::vector<int64_t>> axesFromShapes(const OpDesc &op, const std::vector<int64_t> &in,
-                                              const std::vector<int64_t> &out, int64_t axesCount,
-                                              bool keepdims) {
-  const int64_t rank = static_cast<int64_t>(in.size());
+/// or not gives the same values once anything is reduced); otherwise the choice is `ambiguous`
+/// and only the operand's values on the device say which axes are reduced.
+struct DerivedAxes {
+  bool ambiguous = false;
   std::vector<int64_t> axes;
+};
+
+StatusOr<DerivedAxes> axesFromShapes(const OpDesc &op, const std::vector<int64_t> &in,
+                                     const std::vector<int64_t> &out, int64_t axesCount, bool keepdims) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  DerivedAxes derived;
   if (keepdims) {
     if (static_cast<int64_t>(out.size()) != rank)
       return op.error("result rank " + std::to_string(out.size()) + " does not match input rank " +
@@ -278,17 +288,18 @@ StatusOr<std::vector<int64_t>> axesFromShapes(const OpDesc &op, const std::vecto
       if (in[d] != out[d] && out[d] != 1)
         return op.error("result shape " + formatShape(out) + " is no reduction of " + formatShape(in));
       if (in[d] != out[d] || in[d] == 1)
-        axes.push_back(d);
+        derived.axes.push_back(d);
     }
-    return axes;
+    return derived;
   }
   const int64_t keptCount = rank - axesCount;
   if (keptCount < 0 || static_cast<int64_t>(out.size()) != keptCount)
     return op.error("result shape " + formatShape(out) + " does not fit reducing " + std::to_string(axesCount) +
                     " axes of " + formatShape(in) + " without keepdims");
-  if (rank > 20)
-    return op.error("the axes operand is not a constant and the input rank is too large to infer them; "
-                    "make axes a constant");
+  if (rank > 20) { // too many placements to enumerate: read the axes on the device
+    derived.ambiguous = true;
+    return derived;
+  }
   // Every way to place the result dims in order over the input dims; the non-size-1 axes each
   // way reduces must agree.
   std::optional<std::vector<int64_t>> found, foundEffective;
@@ -309,16 +320,290 @@ StatusOr<std::vector<int64_t>> axesFromShapes(const OpDesc &op, const std::vecto
     }
     if (!fits)
       continue;
-    if (foundEffective && *foundEffective != effective)
-      return op.error("the axes operand is not a constant and the result shape " + formatShape(out) +
-                      " fits more than one choice of axes of " + formatShape(in) +
-                      "; make axes a constant (or use keepdims=1)");
+    if (foundEffective && *foundEffective != effective) {
+      derived.ambiguous = true;
+      return derived;
+    }
     found = reduced;
     foundEffective = effective;
   }
   if (!found)
     return op.error("result shape " + formatShape(out) + " is no reduction of " + formatShape(in));
-  return *found;
+  derived.axes = *found;
+  return derived;
+}
+
+/// The passes of one reduction kind, in the order they run for each output (log_sum_exp: the
+/// maximum, which becomes the shift, then the sum of exp(x - shift)), and the device helpers
+/// their expressions call. Shared by the static-axes kernels and the runtime-axes kernel so both
+/// accumulate and finalize identically.
+struct ReducePlan {
+  std::string helpers;
+  std::vector<Pass> passes;
+};
+
+/// `count` is the number of reduced elements per output when it is a compile-time constant;
+/// without it the expressions read the kernel variable `count` (a long long). `shift` is the
+/// lvalue holding log_sum_exp's shift of output `o`.
+ReducePlan planReduce(Reduce kind, DType type, const std::string &fn, std::optional<int64_t> count,
+                      const std::string &shift) {
+  const bool isFloat = plan::isFloat(type);
+  const bool isUnsigned = isUnsignedInt(type);
+  // Max/min of integers compare in 64 bits with the type's signedness; log_sum_exp of integers
+  // goes through double, as in the interpreter; everything else uses accType.
+  std::string acc = accType(type);
+  if (!isFloat && (kind == Reduce::Max || kind == Reduce::Min))
+    acc = isUnsigned ? "unsigned long long" : "long long";
+  if (!isFloat && kind == Reduce::LogSumExp)
+    acc = "double";
+  const bool accFloat = acc == "float" || acc == "double";
+  // An element in the accumulator type.
+  std::string x;
+  if (isFloat || acc == "unsigned long long")
+    x = loadAcc(type, "in", "off");
+  else if (acc == "long long")
+    x = "((long long)kiln_ld(in, off))";
+  else // log_sum_exp of integers: the interpreter's (double)int64, so u64 reads as signed
+    x = "((double)(long long)kiln_ld(in, off))";
+  const std::string R = count ? literalInt(*count) : "count";
+  const std::string zero = accFloat ? typedLiteral(acc, 0) : "0ULL";
+
+  auto storeInt = [&](const std::string &value) { return "kiln_st(out, o, " + saturateToInt(type, value) + ");"; };
+  auto asDouble = [&](const std::string &a) {
+    return isUnsigned ? "((double)" + a + ")" : "((double)(long long)" + a + ")";
+  };
+
+  ReducePlan plan;
+  Pass pass;
+  pass.acc = acc;
+  pass.identity = zero;
+  pass.combine = "a + b"; // unsigned long long wraps like the interpreter's int64
+  pass.load = x;
+  pass.finalize = "kiln_st(out, o, a);";
+  std::string maxCombine, minCombine;
+  if (accFloat) {
+    // The first NaN sticks; otherwise the larger (smaller) value.
+    maxCombine = "isnan(a) ? a : (isnan(b) ? b : (b > a ? b : a))";
+    minCombine = "isnan(a) ? a : (isnan(b) ? b : (b < a ? b : a))";
+  } else {
+    maxCombine = "b > a ? b : a";
+    minCombine = "b < a ? b : a";
+  }
+  switch (kind) {
+  case Reduce::Sum: break;
+  case Reduce::Mean:
+    if (accFloat) {
+      // Empty: 0 / 0 = NaN, as the interpreter.
+      pass.finalize = "kiln_st(out, o, a / " +
+                      (count ? typedLiteral(acc, static_cast<double>(*count)) : "(" + acc + ")count") + ");";
+    } else {
+      // Integer division of the int64 sum, then through double, as the interpreter; empty: 0.
+      std::string divide = storeInt("(double)((long long)a / " + R + ")");
+      if (!count)
+        pass.finalize = "if (count == 0) { kiln_st(out, o, 0); } else { " + divide + " }";
+      else
+        pass.finalize = *count == 0 ? "kiln_st(out, o, 0);" : divide;
+    }
+    break;
+  case Reduce::Max:
+  case Reduce::Min: {
+    bool isMax = kind == Reduce::Max;
+    pass.combine = isMax ? maxCombine : minCombine;
+    // Empty: -inf / +inf, or the integer type's lowest / highest value (storeDouble of +-inf).
+    pass.identity = accFloat ? infinity(acc, isMax) : isMax ? intLowest(type) : intHighest(type);
+    break;
+  }
+  case Reduce::Prod:
+    pass.identity = accFloat ? typedLiteral(acc, 1) : "1ULL";
+    pass.combine = "a * b";
+    break;
+  case Reduce::L1:
+    pass.load = isFloat ? mathFn("fabs", acc) + "(" + x + ")"
+                : isUnsigned ? x
+                             : "kiln_red_abs_s((long long)kiln_ld(in, off))";
+    break;
+  case Reduce::L2:
+  case Reduce::SumSquare:
+    // x * x in the accumulator's arithmetic (wrapping for integers).
+    plan.helpers += "__device__ __forceinline__ " + acc + " " + fn + "_sq(" + acc + " v) { return v * v; }\n";
+    pass.load = fn + "_sq(" + x + ")";
+    if (kind == Reduce::L2)
+      pass.finalize = isFloat ? "kiln_st(out, o, " + mathFn("sqrt", acc) + "(a));" : storeInt("sqrt(" + asDouble("a") + ")");
+    break;
+  case Reduce::LogSum:
+    pass.finalize = isFloat ? "kiln_st(out, o, " + mathFn("log", acc) + "(a));" : storeInt("log(" + asDouble("a") + ")");
+    break;
+  case Reduce::LogSumExp: {
+    Pass max;
+    max.acc = acc;
+    max.identity = infinity(acc, true);
+    max.combine = maxCombine;
+    max.load = x;
+    // A non-finite maximum shifts by 0 (the interpreter's rule: -inf rows give log(0) = -inf).
+    max.finalize = shift + " = isfinite(a) ? a : " + zero + ";";
+    plan.passes.push_back(max);
+    pass.load = mathFn("exp", acc) + "(" + x + " - " + shift + ")";
+    std::string value = mathFn("log", acc) + "(a) + " + shift;
+    pass.finalize = isFloat ? "kiln_st(out, o, " + value + ");" : storeInt(value);
+    break;
+  }
+  }
+  plan.passes.push_back(pass);
+  return plan;
+}
+
+/// Device code that reads the `axesCount` values of the axes operand (`axesValue`), normalizes
+/// them as the interpreter's normalizeReduceAxes (negative values count from the end) and checks
+/// that they reduce `in` to the static result shape `out`. What the interpreter rejects (an axis
+/// out of range, a repeated axis, axes that give another shape) cannot be reported from a
+/// kernel: it leaves `axesValid` false and the kernel fills its result with NaN (0 for
+/// integers) instead of computing something else. No trap: that would leave the CUDA context
+/// unusable, and contexts run their steps once on zeroed inputs when they are created. Leaves
+/// `dims[kRank]`, `reduced[kRank]` and `axesValid`.
+std::string runtimeAxesPrologue(const std::vector<int64_t> &in, const std::vector<int64_t> &out,
+                                int64_t axesCount, bool keepdims) {
+  auto list = [](const std::vector<int64_t> &values) {
+    std::string s;
+    for (int64_t v : values)
+      s += (s.empty() ? "" : ", ") + literalInt(v);
+    return s.empty() ? std::string("0LL") : s; // rank-0 result: one unused slot
+  };
+  std::map<std::string, std::string> vars = {
+      {"RANK", std::to_string(in.size())},
+      {"DIMS", list(in)},
+      {"NAXES", literalInt(axesCount)},
+      {"OUTRANK", std::to_string(out.size())},
+      {"OUTSLOTS", std::to_string(std::max<size_t>(out.size(), 1))},
+      {"OUTDIMS", list(out)},
+  };
+  std::string src = R"CUDA(
+  constexpr int kRank = ${RANK};
+  const long long dims[kRank] = {${DIMS}};
+  bool reduced[kRank];
+  bool axesValid = true;
+  for (int d = 0; d < kRank; ++d) reduced[d] = false;
+  for (long long i = 0; i < ${NAXES}; ++i) {
+    long long axis = (long long)axesValue[i];
+    if (axis < 0) axis += kRank;
+    // Out of range or repeated: the interpreter rejects the op.
+    if (axis < 0 || axis >= kRank || reduced[axis]) { axesValid = false; break; }
+    reduced[axis] = true;
+  }
+  // The result shape is static: axes that reduce to any other shape fail the launch too.
+  const long long resultDims[${OUTSLOTS}] = {${OUTDIMS}};
+)CUDA";
+  src += keepdims ? R"CUDA(  for (int d = 0; d < kRank && axesValid; ++d)
+    if (resultDims[d] != (reduced[d] ? 1LL : dims[d])) axesValid = false;
+)CUDA"
+                  : R"CUDA(  int kept = 0;
+  for (int d = 0; d < kRank && axesValid; ++d) {
+    if (reduced[d]) continue;
+    if (kept == ${OUTRANK} || dims[d] != resultDims[kept]) { axesValid = false; break; }
+    ++kept;
+  }
+  if (kept != ${OUTRANK}) axesValid = false;
+)CUDA";
+  return substitute(src, vars);
+}
+
+/// The reduction when only the device knows the axes: one thread per output element maps its
+/// index onto the kept input dims and walks the reduced dims in row-major order (the
+/// interpreter's order), running the plan's passes one after another. Performance is secondary:
+/// static shapes only leave the axes open in small cases (the ONNX node tests); the usual
+/// constant axes take the tuned kernels.
+EmittedKernels emitRuntimeAxesReduce(const OpDesc &op, const std::string &fn, Reduce kind,
+                                     int64_t axesCount, bool keepdims) {
+  const TensorDesc &input = *op.operands[0];
+  const TensorDesc &result = op.results[0];
+  const DType type = input.dtype;
+  ReducePlan plan = planReduce(kind, type, fn, std::nullopt, "shift");
+  EmittedKernels out;
+  out.source = plan.helpers;
+  std::string strides;
+  for (int64_t s : rowMajorStrides(input.shape))
+    strides += (strides.empty() ? "" : ", ") + literalInt(s);
+  std::string passes;
+  for (size_t i = 0; i < plan.passes.size(); ++i) {
+    const Pass &pass = plan.passes[i];
+    std::string combineFn = fn + "_c" + std::to_string(i);
+    out.source += "__device__ __forceinline__ " + pass.acc + " " + combineFn + "(" + pass.acc + " a, " + pass.acc +
+                  " b) { return " + pass.combine + "; }\n";
+    passes += substitute(R"CUDA(    {
+      ${ACC} a = ${IDENT};
+      long long idx[kRank];
+      for (int k = 0; k < nRed; ++k) idx[k] = 0;
+      long long off = base;
+#pragma unroll 1
+      for (long long r = 0; r < count; ++r) {
+        a = ${COMBINE}(a, ${LOAD});
+        // Odometer step to the next reduced element (innermost reduced dim fastest).
+#pragma unroll 1
+        for (int k = nRed - 1; k >= 0; --k) {
+          off += redStride[k];
+          if (++idx[k] < redSize[k]) break;
+          off -= redStride[k] * redSize[k];
+          idx[k] = 0;
+        }
+      }
+      ${FINALIZE}
+    }
+)CUDA",
+                         {{"ACC", pass.acc},
+                          {"IDENT", pass.identity},
+                          {"COMBINE", combineFn},
+                          {"LOAD", pass.load},
+                          {"FINALIZE", pass.finalize}});
+  }
+  // log_sum_exp: the first pass leaves the shift of output o here for the second.
+  const std::string shiftDecl = plan.passes.size() > 1 ? plan.passes[0].acc + " shift;" : "";
+  out.source += substitute(R"CUDA(
+extern "C" __global__ void __launch_bounds__(256) ${FN}(${PARAMS}) {${PROLOGUE}
+  if (!axesValid) {
+    for (long long o = blockIdx.x * (long long)blockDim.x + threadIdx.x; o < ${O};
+         o += (long long)gridDim.x * blockDim.x)
+      kiln_st(out, o, (${COMPUTE})${POISON});
+    return;
+  }
+  // The kept and the reduced dims in input order, with their input strides.
+  const long long strides[kRank] = {${STRIDES}};
+  long long keptSize[kRank], keptStride[kRank], redSize[kRank], redStride[kRank];
+  int nKept = 0, nRed = 0;
+  long long count = 1; // reduced elements per output
+  for (int d = 0; d < kRank; ++d) {
+    if (reduced[d]) {
+      redSize[nRed] = dims[d];
+      redStride[nRed++] = strides[d];
+      count *= dims[d];
+    } else {
+      keptSize[nKept] = dims[d];
+      keptStride[nKept++] = strides[d];
+    }
+  }
+  for (long long o = blockIdx.x * (long long)blockDim.x + threadIdx.x; o < ${O};
+       o += (long long)gridDim.x * blockDim.x) {
+    // o is row-major over the kept dims (keepdims only adds size-1 dims, which move nothing).
+    long long base = 0, rest = o;
+    for (int k = nKept - 1; k >= 0; --k) {
+      base += rest % keptSize[k] * keptStride[k];
+      rest /= keptSize[k];
+    }
+    ${SHIFTDECL}
+${PASSES}  }
+}
+)CUDA",
+                           {{"FN", fn},
+                            {"PARAMS", param(type, "in", true) + ", " + param(DType::I64, "axesValue", true) + ", " +
+                                           param(type, "out", false)},
+                            {"PROLOGUE", runtimeAxesPrologue(input.shape, result.shape, axesCount, keepdims)},
+                            {"STRIDES", strides},
+                            {"O", literalInt(result.numElements())},
+                            {"SHIFTDECL", shiftDecl},
+                            {"PASSES", passes},
+                            {"COMPUTE", computeType(type)},
+                            {"POISON", plan::isFloat(type) ? "NAN" : "0"}});
+  out.launches.push_back(
+      gridStrideLaunch(fn, result.numElements(), {KernelArg::operand(0), KernelArg::operand(1), KernelArg::result(0)}));
+  return out;
 }
 
 StatusOr<EmittedKernels> emitReduce(const OpDesc &op, const EmitContext &context, Reduce kind) {
@@ -334,27 +619,42 @@ StatusOr<EmittedKernels> emitReduce(const OpDesc &op, const EmitContext &context
   const bool keepdims = op.attrInt("keepdims", 1) != 0;
   const bool noop = op.attrInt("noop_with_empty_axes", 0) != 0;
   const int64_t rank = static_cast<int64_t>(input.shape.size());
+  const std::string fn = context.symbol + "reduce";
 
   // Normalized, sorted axes, as the interpreter's normalizeReduceAxes.
   std::optional<std::vector<int64_t>> given;
   std::vector<int64_t> axes;
-  bool derived = false;
+  // A runtime axes operand with values: `derived` when the shapes fix the reduced axes (its
+  // values are then only checked on the device), `runtimeAxes` when the kernel must read them.
+  bool derived = false, runtimeAxes = false;
+  int64_t axesCount = 0;
   if (op.operands.size() > 1 && op.operands[1]) {
     const TensorDesc &axesDesc = *op.operands[1];
     if (axesDesc.shape.size() != 1)
       return op.error("axes must be 1-d, got " + formatShape(axesDesc.shape));
+    axesCount = axesDesc.shape[0];
     if (axesDesc.ints) {
       given = *axesDesc.ints;
-    } else if (axesDesc.shape[0] != 0) {
-      auto inferred = axesFromShapes(op, input.shape, result.shape, axesDesc.shape[0], keepdims);
+    } else if (axesCount != 0) {
+      // An empty runtime operand needs no values: it means all axes (or noop) like no operand.
+      if (axesDesc.dtype != DType::I64)
+        return op.error("the axes operand must be i64 (it is read on the device), got " +
+                        std::string(plan::dtypeName(axesDesc.dtype)));
+      if (rank == 0)
+        return op.error("the axes operand has " + std::to_string(axesCount) +
+                        " values but a rank-0 input has no axis to reduce; pass empty axes");
+      auto inferred = axesFromShapes(op, input.shape, result.shape, axesCount, keepdims);
       if (!inferred.isOk())
         return inferred.status();
-      axes = inferred.value();
-      derived = true;
+      runtimeAxes = inferred.value().ambiguous;
+      derived = !runtimeAxes;
+      axes = inferred.value().axes;
     }
   } else if (op.hasAttr("axes")) {
     given = op.attrInts("axes");
   }
+  if (runtimeAxes)
+    return emitRuntimeAxesReduce(op, fn, kind, axesCount, keepdims);
   if (!derived) {
     if (!given || given->empty()) {
       if (!noop)
@@ -387,120 +687,58 @@ StatusOr<EmittedKernels> emitReduce(const OpDesc &op, const EmitContext &context
                     ", the result has " + formatShape(result.shape));
 
   EmittedKernels out;
-  const std::string fn = context.symbol + "reduce";
+  // The shapes fixed the reduced axes, but the operand's values must still be ones the
+  // interpreter accepts: after the reduction, a check fills the result with NaN (0 for
+  // integers) when they are not.
+  std::optional<KernelLaunch> axesCheck;
+  if (derived) {
+    out.source += substitute(R"CUDA(
+extern "C" __global__ void __launch_bounds__(32) ${FN}_axes(${PARAMS}) {${PROLOGUE}
+  if (axesValid) return;
+  for (long long o = threadIdx.x; o < ${O}; o += blockDim.x)
+    kiln_st(out, o, (${COMPUTE})${POISON});
+}
+)CUDA",
+                             {{"FN", fn},
+                              {"PARAMS", param(DType::I64, "axesValue", true) + ", " + param(type, "out", false)},
+                              {"PROLOGUE", runtimeAxesPrologue(input.shape, result.shape, axesCount, keepdims)},
+                              {"O", literalInt(result.numElements())},
+                              {"COMPUTE", computeType(type)},
+                              {"POISON", plan::isFloat(type) ? "NAN" : "0"}});
+    axesCheck = launch(fn + "_axes", 1, 32, {KernelArg::operand(1), KernelArg::result(0)});
+  }
+  auto finish = [&]() {
+    if (axesCheck)
+      out.launches.push_back(*axesCheck);
+    return out;
+  };
   if (identity) {
     // noop_with_empty_axes: the input unchanged.
-    out.source = "extern \"C\" __global__ void " + fn + "(" + param(type, "in", true) + ", " +
-                 param(type, "out", false) + ") {\n  for (long long i = blockIdx.x * (long long)blockDim.x + "
-                 "threadIdx.x; i < " + literalInt(input.numElements()) +
-                 "; i += (long long)gridDim.x * blockDim.x) out[i] = in[i];\n}\n";
+    out.source += "extern \"C\" __global__ void " + fn + "(" + param(type, "in", true) + ", " +
+                  param(type, "out", false) + ") {\n  for (long long i = blockIdx.x * (long long)blockDim.x + "
+                  "threadIdx.x; i < " + literalInt(input.numElements()) +
+                  "; i += (long long)gridDim.x * blockDim.x) out[i] = in[i];\n}\n";
     out.launches.push_back(gridStrideLaunch(fn, input.numElements(), {KernelArg::operand(0), KernelArg::result(0)}));
-    return out;
+    return finish();
   }
 
   Geometry g = planGeometry(input.shape, axes);
-  const bool isFloat = plan::isFloat(type);
-  const bool isUnsigned = isUnsignedInt(type);
-  // Max/min of integers compare in 64 bits with the type's signedness; log_sum_exp of integers
-  // goes through double, as in the interpreter; everything else uses accType.
-  std::string acc = accType(type);
-  if (!isFloat && (kind == Reduce::Max || kind == Reduce::Min))
-    acc = isUnsigned ? "unsigned long long" : "long long";
-  if (!isFloat && kind == Reduce::LogSumExp)
-    acc = "double";
-  const bool accFloat = acc == "float" || acc == "double";
-  // An element in the accumulator type.
-  std::string x;
-  if (isFloat || acc == "unsigned long long")
-    x = loadAcc(type, "in", "off");
-  else if (acc == "long long")
-    x = "((long long)kiln_ld(in, off))";
-  else // log_sum_exp of integers: the interpreter's (double)int64, so u64 reads as signed
-    x = "((double)(long long)kiln_ld(in, off))";
-  const std::string R = literalInt(g.count);
-  const std::string zero = accFloat ? typedLiteral(acc, 0) : "0ULL";
-
-  auto storeInt = [&](const std::string &value) { return "kiln_st(out, o, " + saturateToInt(type, value) + ");"; };
-  auto asDouble = [&](const std::string &a) {
-    return isUnsigned ? "((double)" + a + ")" : "((double)(long long)" + a + ")";
-  };
-
-  Pass pass;
-  pass.acc = acc;
-  pass.identity = zero;
-  pass.combine = "a + b"; // unsigned long long wraps like the interpreter's int64
-  pass.load = x;
-  pass.finalize = "kiln_st(out, o, a);";
-  std::string maxCombine, minCombine;
-  if (accFloat) {
-    // The first NaN sticks; otherwise the larger (smaller) value.
-    maxCombine = "isnan(a) ? a : (isnan(b) ? b : (b > a ? b : a))";
-    minCombine = "isnan(a) ? a : (isnan(b) ? b : (b < a ? b : a))";
-  } else {
-    maxCombine = "b > a ? b : a";
-    minCombine = "b < a ? b : a";
-  }
-  switch (kind) {
-  case Reduce::Sum: break;
-  case Reduce::Mean:
-    if (accFloat)
-      pass.finalize = "kiln_st(out, o, a / " + typedLiteral(acc, static_cast<double>(g.count)) + ");";
-    else if (g.count == 0)
-      pass.finalize = "kiln_st(out, o, 0);";
-    else // integer division of the int64 sum, then through double, as the interpreter
-      pass.finalize = storeInt("(double)((long long)a / " + R + ")");
-    break;
-  case Reduce::Max:
-  case Reduce::Min: {
-    bool isMax = kind == Reduce::Max;
-    pass.combine = isMax ? maxCombine : minCombine;
-    // Empty: -inf / +inf, or the integer type's lowest / highest value (storeDouble of +-inf).
-    pass.identity = accFloat ? infinity(acc, isMax) : isMax ? intLowest(type) : intHighest(type);
-    break;
-  }
-  case Reduce::Prod:
-    pass.identity = accFloat ? typedLiteral(acc, 1) : "1ULL";
-    pass.combine = "a * b";
-    break;
-  case Reduce::L1:
-    pass.load = isFloat ? mathFn("fabs", acc) + "(" + x + ")"
-                : isUnsigned ? x
-                             : "kiln_red_abs_s((long long)kiln_ld(in, off))";
-    break;
-  case Reduce::L2:
-  case Reduce::SumSquare:
-    // x * x in the accumulator's arithmetic (wrapping for integers).
-    out.source += "__device__ __forceinline__ " + acc + " " + fn + "_sq(" + acc + " v) { return v * v; }\n";
-    pass.load = fn + "_sq(" + x + ")";
-    if (kind == Reduce::L2)
-      pass.finalize = isFloat ? "kiln_st(out, o, " + mathFn("sqrt", acc) + "(a));" : storeInt("sqrt(" + asDouble("a") + ")");
-    break;
-  case Reduce::LogSum:
-    pass.finalize = isFloat ? "kiln_st(out, o, " + mathFn("log", acc) + "(a));" : storeInt("log(" + asDouble("a") + ")");
-    break;
-  case Reduce::LogSumExp: {
+  ReducePlan plan = planReduce(kind, type, fn, g.count, "shift[o]");
+  out.source += plan.helpers;
+  if (kind == Reduce::LogSumExp) {
+    // The maximum pass writes the shift of each output to scratch 0 for the sum pass.
+    const std::string &acc = plan.passes[0].acc;
     std::string params = param(type, "in", true) + ", " + param(type, "out", false) + ", " + acc +
                          " *__restrict__ shift";
     std::vector<KernelArg> args = {KernelArg::operand(0), KernelArg::result(0), KernelArg::scratch(0)};
     out.scratchBytes.push_back(std::max<uint64_t>(uint64_t(g.outputs) * accBytes(acc), 1));
-    Pass max;
-    max.acc = acc;
-    max.identity = infinity(acc, true);
-    max.combine = maxCombine;
-    max.load = x;
-    // A non-finite maximum shifts by 0 (the interpreter's rule: -inf rows give log(0) = -inf).
-    max.finalize = "shift[o] = isfinite(a) ? a : " + zero + ";";
-    emitPass(out, fn + "_max", max, g, params, args, 1);
-    pass.load = mathFn("exp", acc) + "(" + x + " - shift[o])";
-    std::string value = mathFn("log", acc) + "(a) + shift[o]";
-    pass.finalize = isFloat ? "kiln_st(out, o, " + value + ");" : storeInt(value);
-    emitPass(out, fn + "_sum", pass, g, params, args, 1);
-    return out;
+    emitPass(out, fn + "_max", plan.passes[0], g, params, args, 1);
+    emitPass(out, fn + "_sum", plan.passes[1], g, params, args, 1);
+    return finish();
   }
-  }
-  emitPass(out, fn, pass, g, param(type, "in", true) + ", " + param(type, "out", false),
+  emitPass(out, fn, plan.passes[0], g, param(type, "in", true) + ", " + param(type, "out", false),
            {KernelArg::operand(0), KernelArg::result(0)}, 0);
-  return out;
+  return finish();
 }
 
 template <Reduce Kind> StatusOr<EmittedKernels> emitReduceOp(const OpDesc &op, const EmitContext &context) {

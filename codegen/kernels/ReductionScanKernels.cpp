@@ -61,19 +61,27 @@ StatusOr<EmittedKernels> emitCumSum(const OpDesc &op, const EmitContext &context
   EmittedKernels out;
 
   if (!axisDesc.ints) {
-    // The axis is only known on the device: normalize it there. An out-of-range axis cannot be
-    // reported from a kernel, so it traps (the launch fails) rather than write anything.
+    // The axis is only known on the device: normalize it there. An out-of-range axis (which the
+    // interpreter rejects) cannot be reported from a kernel; the result is then filled with NaN
+    // (0 for integers) -- never a trap, which would make the whole CUDA context unusable.
     std::string dims;
     for (int64_t d : input.shape)
       dims += (dims.empty() ? "" : ", ") + literalInt(d);
     vars["DIMS"] = dims;
     vars["PARAMS"] = param(type, "in", true) + ", " + param(axisDesc.dtype, "axisValue", true) + ", " +
                      param(type, "out", false);
+    vars["COMPUTE"] = computeType(type);
+    vars["POISON"] = plan::isFloat(type) ? "NAN" : "0";
     out.source = substitute(R"CUDA(
 extern "C" __global__ void __launch_bounds__(256) ${FN}(${PARAMS}) {
   long long axis = (long long)axisValue[0];
   if (axis < 0) axis += ${RANK};
-  if (axis < 0 || axis >= ${RANK}) __trap(); // the interpreter rejects it: fail the launch
+  if (axis < 0 || axis >= ${RANK}) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < ${TOTAL};
+         i += (long long)gridDim.x * blockDim.x)
+      kiln_st(out, i, (${COMPUTE})${POISON});
+    return;
+  }
   const long long dims[${RANK}] = {${DIMS}};
   const long long L = dims[axis];
   long long inner = 1;

@@ -32,16 +32,6 @@ std::vector<int> packedStrides(const std::vector<int> &dims) {
   return strides;
 }
 
-/// FFT and Winograd algorithms compute in a transformed domain and round differently from a
-/// direct fp32 sum (errors grow well past 1e-6 relative); StrictF32 leaves them out.
-bool isTransformDomain(bool transpose, int algo) {
-  if (!transpose)
-    return algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT || algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
-           algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD || algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
-  return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT || algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
-         algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD || algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
-}
-
 } // namespace
 
 ConvProblem::~ConvProblem() {
@@ -255,8 +245,9 @@ StatusOr<TunedAlgorithm> ConvProblem::tune(const DeviceResources &res, uint64_t 
       continue;
     // StrictF32 must never run TF32 tensor cores. cudnnFind may report DEFAULT_MATH for results
     // found under an FMA descriptor, so those stay candidates, but each is run with FMA_MATH
-    // forced below and only kept if cuDNN accepts it that way.
-    if (strict && ((c.math != CUDNN_FMA_MATH && c.math != CUDNN_DEFAULT_MATH) || isTransformDomain(s.transpose, c.algo)))
+    // forced below and only kept if cuDNN accepts it that way. FFT and Winograd stay allowed:
+    // they are fp32 arithmetic (what PyTorch runs with TF32 off), within ~1e-5 of a direct sum.
+    if (strict && c.math != CUDNN_FMA_MATH && c.math != CUDNN_DEFAULT_MATH)
       continue;
     // TF32 allows tensor cores, never a down-conversion of fp32 data to fp16.
     if (c.math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
@@ -299,10 +290,9 @@ StatusOr<TunedAlgorithm> ConvProblem::tune(const DeviceResources &res, uint64_t 
 StatusOr<uint64_t> ConvProblem::check(const DeviceResources &res, const TunedAlgorithm &algo) {
   if (algo.kind != TunedAlgorithm::Kind::Conv)
     return Status(StatusCode::kInvalidArgument, label_ + ": the cached algorithm is not a convolution algorithm");
-  if (step_.math == plan::MathMode::StrictF32 &&
-      (algo.convMath != CUDNN_FMA_MATH || isTransformDomain(step_.transpose, algo.convAlgo)))
+  if (step_.math == plan::MathMode::StrictF32 && algo.convMath != CUDNN_FMA_MATH)
     return Status(StatusCode::kInvalidArgument,
-                  label_ + ": the cached algorithm is not a direct FMA one, as strict fp32 requires");
+                  label_ + ": the cached algorithm is not an FMA one, as strict fp32 requires");
   KILN_RETURN_IF_ERROR(setMath(algo.convMath));
   size_t bytes = 0;
   if (!step_.transpose)

@@ -356,6 +356,34 @@ StatusOr<RunTiming> ExecutionContext::runTimed() {
   return t;
 }
 
+StatusOr<std::vector<float>> ExecutionContext::profileSteps() {
+  KILN_GUARD("profileSteps");
+  KILN_RETURN_IF_ERROR(impl_->sync());
+  // One real run first: the arena then holds this request's inputs and every step reads
+  // what it would in production.
+  KILN_RETURN_IF_ERROR(impl_->enqueueRun());
+  KILN_RETURN_IF_ERROR(impl_->sync());
+  cudaStream_t s = impl_->stream.get();
+  std::vector<runtime::Event> marks(impl_->executors.size() + 1);
+  for (auto &mark : marks) {
+    auto event = runtime::createEvent("profiling the steps");
+    if (!event.isOk())
+      return event.status();
+    mark = std::move(event).value();
+  }
+  KILN_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(marks[0].get(), s), "recording a profiling event"));
+  for (size_t i = 0; i < impl_->executors.size(); ++i) {
+    KILN_RETURN_IF_ERROR(impl_->executors[i]->enqueue(impl_->res));
+    KILN_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(marks[i + 1].get(), s), "recording a profiling event"));
+  }
+  KILN_RETURN_IF_ERROR(cudaStatus(cudaStreamSynchronize(s), "the profiled pass over the steps"));
+  std::vector<float> ms(impl_->executors.size());
+  for (size_t i = 0; i < ms.size(); ++i)
+    KILN_RETURN_IF_ERROR(cudaStatus(cudaEventElapsedTime(&ms[i], marks[i].get(), marks[i + 1].get()),
+                                    "reading a profiling event"));
+  return ms;
+}
+
 Status ExecutionContext::poison(uint8_t byte) {
   KILN_GUARD("poison");
   KILN_RETURN_IF_ERROR(impl_->sync());

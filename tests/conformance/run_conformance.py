@@ -28,6 +28,14 @@ from onnx import numpy_helper
 from node_tests import NODE_DIR, in_scope_tests, read_expected
 
 RTOL, ATOL = 1e-3, 1e-7
+SKIP_EXIT_CODE = 77  # ctest's SKIP_RETURN_CODE for the gpu-labelled run
+
+
+def gpu_present():
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
 def load_pb(path, elem_type):
@@ -132,6 +140,10 @@ def main():
     if not os.path.isdir(args.node_dir):
         print(f"conformance: node tests not found at {args.node_dir}; run scripts/setup-deps.sh")
         return 1
+    if args.gpu and not gpu_present():
+        print("gpu-conformance: SKIPPED, no CUDA device here (nvidia-smi finds none); run it on the GPU box "
+              "(tools/gpu-box/check_gpu.sh --nodes)")
+        return SKIP_EXIT_CODE
     if args.expected_failures is None:
         args.expected_failures = os.path.join(
             here, "gpu_expected_failures.txt" if args.gpu else "conformance_expected_failures.txt")

@@ -3,11 +3,15 @@
 #include "Commands.h"
 #include "RuntimeSession.h"
 
+#include "runtime/plan/Plan.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <numeric>
 
 namespace kiln::cli {
 
@@ -26,6 +30,9 @@ OPTIONS:
   --iterations <n>           Timed runs (default 100)
   --warmup <n>               Untimed runs first (default 10)
   --json                     Print the figures as one JSON object
+  --profile                  Also time every step alone (steps run one by one, events between
+                             them) and print the slowest steps and the time by op (on
+                             stderr with --json)
 )";
 
 namespace {
@@ -38,12 +45,60 @@ double percentile(std::vector<double> values, double p) {
   return values[std::min(index, values.size() - 1)];
 }
 
+const char *stepKind(const plan::Step &step) {
+  return std::holds_alternative<plan::KernelStep>(step.params) ? "kernel"
+         : std::holds_alternative<plan::GemmStep>(step.params) ? "cublaslt"
+         : std::holds_alternative<plan::ConvStep>(step.params) ? "cudnn"
+                                                               : "copy";
+}
+
+/// The slowest steps and the time by op, from one profiled pass.
+int printProfile(const std::string &planPath, ExecutionContext &context, llvm::raw_ostream &os) {
+  auto plan = plan::readPlanFile(planPath);
+  if (!plan.isOk()) {
+    llvm::errs() << "kiln bench: error: " << plan.status().message() << "\n";
+    return 1;
+  }
+  auto ms = context.profileSteps();
+  if (!ms.isOk()) {
+    llvm::errs() << "kiln bench: error: " << ms.status().message() << "\n";
+    return 1;
+  }
+  const std::vector<plan::Step> &steps = plan.value().steps;
+  const std::vector<float> &times = ms.value();
+  double total = std::accumulate(times.begin(), times.end(), 0.0);
+  std::vector<size_t> order(times.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return times[a] > times[b]; });
+  os << llvm::format("profile: %zu steps, %.3f ms one by one (launch gaps included)\n", times.size(), total);
+  os << "  slowest steps:\n";
+  for (size_t i = 0; i < std::min<size_t>(10, order.size()); ++i) {
+    const plan::Step &step = steps[order[i]];
+    os << llvm::format("    %8.3f ms %5.1f%%  step %-4zu %-9s %-22s %s\n", times[order[i]],
+                       100 * times[order[i]] / std::max(total, 1e-9), order[i], stepKind(step), step.op.c_str(),
+                       step.name.c_str());
+  }
+  std::map<std::string, std::pair<double, int>> byOp;
+  for (size_t i = 0; i < times.size(); ++i) {
+    auto &entry = byOp[steps[i].op + " (" + stepKind(steps[i]) + ")"];
+    entry.first += times[i];
+    entry.second += 1;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> ops(byOp.begin(), byOp.end());
+  std::stable_sort(ops.begin(), ops.end(), [](auto &a, auto &b) { return a.second.first > b.second.first; });
+  os << "  by op:\n";
+  for (auto &[op, entry] : ops)
+    os << llvm::format("    %8.3f ms %5.1f%%  %4d x %s\n", entry.first, 100 * entry.first / std::max(total, 1e-9),
+                       entry.second, op.c_str());
+  return 0;
+}
+
 } // namespace
 
 int runBench(const std::vector<std::string> &args) {
   SessionOptions options;
   int64_t iterations = 100, warmup = 10;
-  bool json = false;
+  bool json = false, profile = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     if (a == "--help" || a == "-h") {
@@ -66,6 +121,8 @@ int runBench(const std::vector<std::string> &args) {
       (a == "--iterations" ? iterations : warmup) = n;
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--profile") {
+      profile = true;
     } else if (!a.empty() && a[0] == '-') {
       llvm::errs() << "kiln bench: unknown option '" << a << "'; run 'kiln bench --help'\n";
       return 2;
@@ -118,7 +175,8 @@ int runBench(const std::vector<std::string> &args) {
                                  options.plan.c_str(), (long long)iterations, (long long)warmup, (long long)batch,
                                  options.useCudaGraph ? "true" : "false", median, p90, p99, itemsPerSecond, mh2d,
                                  mcompute, md2h, copyShare, tuning.tuned, tuning.fromCache);
-    return 0;
+    // The profile goes to stderr so stdout stays one JSON object.
+    return profile ? printProfile(options.plan, *session->context, llvm::errs()) : 0;
   }
   llvm::outs() << "bench " << options.plan << ": " << iterations << " runs after " << warmup << " warm-up, batch "
                << batch << (options.useCudaGraph ? ", CUDA graph" : ", no graph") << "\n"
@@ -129,6 +187,8 @@ int runBench(const std::vector<std::string> &args) {
                                mh2d, mcompute, md2h, 100 * copyShare)
                << "  tuning: " << tuning.tuned << " problems timed at load, " << tuning.fromCache
                << " from the timing cache\n";
+  if (profile)
+    return printProfile(options.plan, *session->context, llvm::outs());
   return 0;
 }
 

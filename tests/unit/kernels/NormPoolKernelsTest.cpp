@@ -4,7 +4,9 @@
 // allows, compiles each group as one NVRTC program (the program prelude included) and checks
 // that every launch's function is in the PTX and that launches name the right operands and
 // results. Bad input must give an error naming the op and node. The host-side resize taps are
-// checked against values worked out from the ONNX reference (onnx/reference/ops/op_resize.py).
+// checked against values worked out from the ONNX reference (onnx/reference/ops/op_resize.py), and
+// the device tap code of resize with runtime scales/roi -- compiled for the host from the same
+// text -- against those host taps, bit for bit, over every mode/transform and many sizes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +15,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace kiln::codegen {
@@ -498,17 +502,266 @@ TEST(NormPoolKernels, RoundToDType) {
   EXPECT_EQ(roundToDType(0.3, DType::F64), 0.3);
 }
 
+//===-- Resize with runtime scales/roi -------------------------------------===//
+
+const std::vector<std::string> kResizeTransforms = {"half_pixel",    "half_pixel_symmetric", "pytorch_half_pixel",
+                                                    "align_corners", "asymmetric",           "tf_crop_and_resize",
+                                                    "tf_half_pixel_for_nn"};
+const std::vector<std::string> kNearestModes = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+
+/// The arguments a runtime resize kernel takes: the input, each runtime scales/roi, the result.
+std::vector<KernelArg> runtimeResizeArgs(const OpDesc &op) {
+  std::vector<KernelArg> expected = {KernelArg::operand(0)};
+  for (uint32_t k : {1u, 2u})
+    if (op.operands[k] && !op.operands[k]->isConstant())
+      expected.push_back(KernelArg::operand(k));
+  expected.push_back(KernelArg::result(0));
+  return expected;
+}
+
+TEST(NormPoolKernels, ResizeRuntimeScalesCompileForEveryModeAndTransform) {
+  Program program;
+  std::vector<OpDesc> ops;
+  // Every mode x transform, scales (and roi) read at run time; nearest_mode and exclude_outside
+  // cycle over the transforms so each value appears (one NVRTC compile per kernel is costly).
+  for (size_t k = 0; k < kResizeTransforms.size(); ++k) {
+    const std::string &transform = kResizeTransforms[k];
+    std::optional<TensorDesc> roi;
+    if (transform == "tf_crop_and_resize")
+      roi = tensor(DType::F32, {4});
+    for (const std::string &mode : {"nearest", "linear", "cubic"})
+      ops.push_back(resizeOp(k % 2 ? DType::F16 : DType::F32, {4, 5}, {8, 3},
+                             {{"mode", mode}, {"coordinate_transformation_mode", transform},
+                              {"nearest_mode", kNearestModes[k % kNearestModes.size()]},
+                              {"exclude_outside", int64_t(k % 2)}, {"cubic_coeff_a", -0.5},
+                              {"extrapolation_value", 2.5}},
+                             tensor(DType::F32, {2}), roi));
+  }
+  // Every element type; rank 0 to 6, a 1000003-element copy-like resize, a big upsampling.
+  for (DType dtype : kFloatTypes) {
+    ops.push_back(resizeOp(dtype, {}, {}, {{"mode", std::string("cubic")}}, tensor(DType::F32, {0})));
+    ops.push_back(resizeOp(dtype, {7}, {15}, {{"mode", std::string("linear")}}, tensor(DType::F32, {1})));
+    ops.push_back(resizeOp(dtype, {1, 1}, {1000, 1003}, {{"mode", std::string("nearest")}}, tensor(DType::F32, {2})));
+  }
+  ops.push_back(resizeOp(DType::F32, {2, 3, 4}, {2, 6, 4}, {{"mode", std::string("cubic")}}, tensor(DType::F32, {3})));
+  ops.push_back(resizeOp(DType::F32, {1, 2, 5, 5}, {1, 2, 3, 3}, {{"mode", std::string("cubic")}},
+                         tensor(DType::F32, {4})));
+  ops.push_back(resizeOp(DType::BF16, {1, 2, 3, 4, 5}, {2, 2, 5, 4, 1}, {{"mode", std::string("linear")}},
+                         tensor(DType::F32, {5})));
+  ops.push_back(resizeOp(DType::F32, {1, 3, 1000003}, {1, 3, 1000003}, {{"mode", std::string("linear")}},
+                         tensor(DType::F32, {3})));
+  ops.push_back(resizeOp(DType::F32, {2, 1, 2, 1, 2, 3}, {2, 2, 2, 1, 3, 3}, {{"mode", std::string("cubic")}},
+                         tensor(DType::F32, {6})));
+  // Only one of scales/roi at run time, and roi of every float type (its arithmetic rounds to it).
+  const std::map<std::string, AttrValue> crop = {{"mode", std::string("linear")},
+                                                 {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
+                                                 {"extrapolation_value", -1.0}};
+  ops.push_back(resizeOp(DType::F32, {1, 1, 4, 4}, {1, 1, 3, 3}, crop, floatConstant(DType::F32, {4}, {1, 1, 0.8, 0.8}),
+                         tensor(DType::F16, {8})));
+  ops.push_back(resizeOp(DType::BF16, {1, 1, 4, 4}, {1, 1, 3, 3}, crop, tensor(DType::F32, {4}),
+                         floatConstant(DType::BF16, {8}, {0, 0, 0.4, 0.6, 1, 1, 1.2, 1.7})));
+  for (DType roiType : kFloatTypes)
+    ops.push_back(resizeOp(DType::F32, {1, 1, 4, 4}, {1, 1, 3, 3}, crop, std::nullopt, tensor(roiType, {8})));
+  // A roi that only decides which axes are identities (not tf_crop_and_resize).
+  ops.push_back(resizeOp(DType::F32, {2, 3, 4}, {2, 3, 8}, {{"mode", std::string("nearest")}}, std::nullopt,
+                         tensor(DType::F32, {6})));
+
+  for (const OpDesc &op : ops) {
+    EmittedKernels k = program.add(op);
+    ASSERT_EQ(k.launches.size(), 1u) << normpool::formatShape(op.results[0].shape);
+    expectArgs(k.launches[0], runtimeResizeArgs(op));
+    // No baked sampling tables: the taps come from the device.
+    EXPECT_EQ(k.source.find("_w1["), std::string::npos);
+    EXPECT_EQ(k.source.find("_o1["), std::string::npos);
+  }
+  program.compile("resize_runtime.cu");
+}
+
+TEST(NormPoolKernels, ResizeRuntimeReadsScalesAndRoiFromTheDevice) {
+  OpDesc op = resizeOp(DType::F32, {1, 1, 2, 2}, {1, 1, 4, 4},
+                       {{"mode", std::string("linear")},
+                        {"coordinate_transformation_mode", std::string("tf_crop_and_resize")}},
+                       tensor(DType::F32, {4}), tensor(DType::F16, {8}));
+  auto emitted = emitKernels(op, EmitContext{"k6_"});
+  ASSERT_TRUE(emitted.isOk()) << emitted.status().toString();
+  const EmittedKernels &k = emitted.value();
+  ASSERT_EQ(k.launches.size(), 1u);
+  EXPECT_EQ(k.launches[0].function, "k6_resize");
+  expectArgs(k.launches[0], args({{kOperand, 0}, {kOperand, 1}, {kOperand, 2}, {kResult, 0}}));
+  EXPECT_NE(k.source.find("const __half *__restrict__ roi"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("const double s3 = (double)scales[3];"), std::string::npos);
+  EXPECT_NE(k.source.find("const double re3 = (double)kiln_ld(roi, 7LL);"), std::string::npos);
+  // Shared helpers are per-op (prefixed), and the coordinate math avoids contracted FMAs.
+  EXPECT_NE(k.source.find("struct k6_resize_math {"), std::string::npos);
+  EXPECT_NE(k.source.find("__dmul_rn"), std::string::npos);
+  EXPECT_EQ(k.source.find("KILN_RZ_FN"), std::string::npos);
+
+  // Constant scales with a runtime roi: the scales are baked, only the roi is an argument.
+  op = resizeOp(DType::F32, {1, 1, 2, 2}, {1, 1, 4, 4}, {{"mode", std::string("cubic")}},
+                floatConstant(DType::F32, {4}, {1, 1, 2, 2.25}), tensor(DType::F64, {8}));
+  emitted = emitKernels(op, EmitContext{"k7_"});
+  ASSERT_TRUE(emitted.isOk()) << emitted.status().toString();
+  expectArgs(emitted.value().launches[0], args({{kOperand, 0}, {kOperand, 2}, {kResult, 0}}));
+  EXPECT_NE(emitted.value().source.find("const double s3 = 2.25;"), std::string::npos) << emitted.value().source;
+
+  // Constant scales and roi keep the table kernel.
+  op = resizeOp(DType::F32, {1, 1, 2, 2}, {1, 1, 4, 4}, {{"mode", std::string("linear")}},
+                floatConstant(DType::F32, {4}, {1, 1, 2, 2}));
+  emitted = emitKernels(op, EmitContext{"k8_"});
+  ASSERT_TRUE(emitted.isOk());
+  EXPECT_NE(emitted.value().source.find("k8_resize_w1["), std::string::npos);
+  expectArgs(emitted.value().launches[0], args({{kOperand, 0}, {kResult, 0}}));
+}
+
+/// Python's math.isclose, as the interpreter decides that an axis is an identity.
+bool isCloseForTest(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
+
+TEST(NormPoolKernels, ResizeDeviceTapsMatchTheHostTables) {
+  struct Sizes {
+    int64_t in, out;
+  };
+  const std::vector<Sizes> sizes = {{1, 1}, {1, 5}, {2, 4}, {4, 2}, {3, 5}, {5, 3}, {4, 4}, {7, 15}, {10, 3}, {6, 1}, {9, 23}};
+  struct Roi {
+    bool present;
+    double begin, end;
+  };
+  const std::vector<Roi> rois = {{false, 0, 1}, {true, 0, 1}, {true, 0.4, 1.2}, {true, 0.1, 0.8},
+                                 {true, -0.3, 0.7}, {true, 0, 1 + 1e-12}, {true, 0.25, 0.25}};
+  using normpool::DeviceResizeTap;
+  std::map<DeviceResizeTap::Kind, int64_t> seen;
+  int64_t compared = 0;
+  for (const std::string &mode : {"nearest", "linear", "cubic"})
+    for (const std::string &transform : kResizeTransforms)
+      for (const std::string &nearest : kNearestModes)
+        for (int exclude : {0, 1})
+          for (double cubicA : {-0.75, -0.5}) {
+            if (mode != "nearest" && nearest != "round_prefer_floor")
+              continue; // nearest_mode only matters to nearest
+            if (mode != "cubic" && cubicA != -0.75)
+              continue;
+            for (const Sizes &size : sizes) {
+              double natural = double(size.out) / double(size.in);
+              for (double scale : {natural, double(float(natural)), 1.0, 1.0 + 1e-10, 0.6, 2.5, double(1.0f / 3.0f)})
+                for (const Roi &roi : rois)
+                  for (DType roiType : {DType::F32, DType::F16, DType::F64, DType::BF16, DType::F8E4M3FN}) {
+                    if (!roi.present && roiType != DType::F32)
+                      continue;
+                    if (transform == "tf_crop_and_resize" && !roi.present)
+                      continue;
+                    normpool::ResizeAxisParams p;
+                    p.mode = mode;
+                    p.transform = transform;
+                    p.nearestMode = nearest;
+                    p.cubicA = cubicA;
+                    p.excludeOutside = exclude;
+                    if (roi.present)
+                      p.roiType = roiType;
+                    // The roi values as the device reads them: already of the roi's element type.
+                    double begin = roi.present ? normpool::roundToDType(roi.begin, roiType) : 0.0;
+                    double end = roi.present ? normpool::roundToDType(roi.end, roiType) : 1.0;
+                    bool identity = isCloseForTest(scale, 1.0) && size.out == size.in &&
+                                    (!roi.present || (begin == 0.0 && isCloseForTest(end, 1.0)));
+                    std::vector<normpool::ResizeAxisTap> table;
+                    if (!identity)
+                      table = normpool::resizeAxisTaps(p, size.in, size.out, scale, begin, end);
+                    for (int64_t y = 0; y < size.out; ++y) {
+                      DeviceResizeTap d = normpool::deviceResizeTap(p, size.in, size.out, scale, roi.present, begin,
+                                                                    end, y);
+                      ++seen[d.kind];
+                      ++compared;
+                      std::string where = mode + "/" + transform + "/" + nearest + " exclude " +
+                                          std::to_string(exclude) + " a " + std::to_string(cubicA) + " " +
+                                          std::to_string(size.in) + "->" + std::to_string(size.out) + " scale " +
+                                          std::to_string(scale) + " roi " + std::to_string(begin) + ".." +
+                                          std::to_string(end) + " y " + std::to_string(y);
+                      if (identity) {
+                        ASSERT_EQ(d.kind, DeviceResizeTap::Identity) << where;
+                        EXPECT_EQ(d.tap.index, (std::vector<int64_t>{y})) << where;
+                        EXPECT_EQ(d.tap.weight, (std::vector<double>{1.0})) << where;
+                        continue;
+                      }
+                      if (table[y].extrapolated) {
+                        ASSERT_EQ(d.kind, DeviceResizeTap::Extrapolated) << where;
+                        continue;
+                      }
+                      ASSERT_EQ(d.kind, DeviceResizeTap::Taps) << where;
+                      EXPECT_EQ(d.tap.index, table[y].index) << where;
+                      ASSERT_EQ(d.tap.weight.size(), table[y].weight.size()) << where;
+                      for (size_t m = 0; m < d.tap.weight.size(); ++m) // bit for bit
+                        EXPECT_EQ(std::memcmp(&d.tap.weight[m], &table[y].weight[m], sizeof(double)), 0)
+                            << where << " tap " << m << ": " << d.tap.weight[m] << " vs " << table[y].weight[m];
+                    }
+                  }
+            }
+          }
+  EXPECT_GT(compared, 100000);
+  EXPECT_GT(seen[DeviceResizeTap::Taps], 0);
+  EXPECT_GT(seen[DeviceResizeTap::Identity], 0);
+  EXPECT_GT(seen[DeviceResizeTap::Extrapolated], 0);
+  EXPECT_EQ(seen[DeviceResizeTap::Invalid], 0);
+}
+
+TEST(NormPoolKernels, ResizeDeviceTapsRejectInvalidScales) {
+  using normpool::DeviceResizeTap;
+  normpool::ResizeAxisParams p;
+  p.mode = "linear";
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (double scale : {0.0, -0.0, -2.0, inf, -inf, nan})
+    EXPECT_EQ(normpool::deviceResizeTap(p, 4, 8, scale, false, 0, 1, 3).kind, DeviceResizeTap::Invalid) << scale;
+  // A scale so small the source coordinate overflows to infinity.
+  EXPECT_EQ(normpool::deviceResizeTap(p, 4, 8, 1e-320, false, 0, 1, 7).kind, DeviceResizeTap::Invalid);
+  // tf_crop_and_resize: a NaN roi is no coordinate at all; an infinite one is outside the input.
+  p.transform = "tf_crop_and_resize";
+  p.roiType = DType::F32;
+  EXPECT_EQ(normpool::deviceResizeTap(p, 4, 8, 2.0, true, nan, 1, 3).kind, DeviceResizeTap::Invalid);
+  EXPECT_EQ(normpool::deviceResizeTap(p, 4, 8, 2.0, true, inf, inf, 3).kind, DeviceResizeTap::Invalid);
+  EXPECT_EQ(normpool::deviceResizeTap(p, 4, 8, 2.0, true, 0, inf, 3).kind, DeviceResizeTap::Extrapolated);
+}
+
+TEST(NormPoolKernels, ResizeDeviceRoiRoundingMatchesRoundToDType) {
+  std::vector<double> values = {0.0,  -0.0,  1.0,   0.1,    -0.3,   65504.0, 65519.0, 65520.0, 464.0,     470.0,
+                                448.0, 1e-8, 1e-40, 1e-310, 3e300, -3e300,  0x1.fep127, 0x1.ffp127,
+                                std::ldexp(1.0, -25), std::ldexp(3.0, -26), 1.0 + std::ldexp(1.0, -11),
+                                std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  // Deterministic pseudo-random values over many binades (ties included via short mantissas).
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (int k = 0; k < 20000; ++k) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    double mantissa = double(state >> 11) / double(uint64_t(1) << 53);
+    if (k % 3 == 0)
+      mantissa = std::round(mantissa * 4096) / 4096; // short mantissas: exact ties in small types
+    int exponent = int((state >> 3) % 300) - 150;
+    values.push_back((k % 2 ? -1 : 1) * std::ldexp(1 + mantissa, exponent));
+  }
+  for (DType type : kFloatTypes)
+    for (double v : values) {
+      double host = normpool::roundToDType(v, type), device = normpool::deviceRoundRoi(v, type);
+      if (std::isnan(host))
+        EXPECT_TRUE(std::isnan(device)) << v << " to " << plan::dtypeName(type);
+      else
+        EXPECT_EQ(std::memcmp(&host, &device, sizeof(double)), 0)
+            << v << " to " << plan::dtypeName(type) << ": " << host << " vs " << device;
+    }
+  EXPECT_TRUE(std::isnan(normpool::deviceRoundRoi(std::numeric_limits<double>::quiet_NaN(), DType::F16)));
+}
+
 //===-- Errors ------------------------------------------------------------===//
 
 TEST(NormPoolKernels, BadInputGivesErrorsNamingTheOp) {
-  // Runtime scales/roi would change the sampling tables: not supported.
+  // Runtime scales/roi go to the device-tap kernel, but their shapes and types are still checked.
   expectError(resizeOp(DType::F32, {1, 1, 2, 2}, {1, 1, 4, 4}, {{"mode", std::string("linear")}},
-                       tensor(DType::F32, {4})),
-              "scales must be a compile-time constant");
+                       tensor(DType::F32, {3})),
+              "scales must be a 1-d f32 tensor of shape [4]");
+  expectError(resizeOp(DType::F32, {1, 1, 2, 2}, {1, 1, 4, 4}, {{"mode", std::string("linear")}},
+                       tensor(DType::F16, {4})),
+              "scales must be a 1-d f32 tensor");
   expectError(resizeOp(DType::F32, {1, 1, 2, 2}, {1, 1, 4, 4},
                        {{"coordinate_transformation_mode", std::string("tf_crop_and_resize")}}, std::nullopt,
-                       tensor(DType::F32, {8})),
-              "roi must be a compile-time constant");
+                       tensor(DType::I64, {8})),
+              "roi must be a 1-d float tensor of shape [8]");
+  expectError(resizeOp(DType::F32, {1, 0, 2}, {1, 3, 4}, {}, tensor(DType::F32, {3})), "empty axis 1");
+  expectError(resizeOp(DType::F32, {2, 2}, {4, 4}, {{"mode", std::string("area")}}, tensor(DType::F32, {2})),
+              "unsupported mode 'area'");
   expectError(resizeOp(DType::F32, {1, 1, 2, 2}, {1, 1, 4, 4}, {{"mode", std::string("area")}}),
               "unsupported mode 'area'");
   expectError(resizeOp(DType::F32, {2, 2}, {4, 4}, {{"nearest_mode", std::string("round")}}),

@@ -218,24 +218,141 @@ TEST(ReductionKernels, ReduceAxesFromAttributeAndRuntimeOperand) {
   OpDesc attr = makeOp("kiln.reduce_sum", {tensor(DType::F32, {4, 6})}, {tensor(DType::F32, {4})},
                        {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t(0)}});
   program.add(attr);
-  // Runtime axes: keepdims=1 fixes them through the result shape.
+  // Runtime axes: keepdims=1 fixes them through the result shape; the tuned kernel runs, then a
+  // one-block kernel checks the operand's values and fills the result with NaN when they are
+  // not ones the interpreter accepts.
   OpDesc runtime = makeOp("kiln.reduce_mean", {tensor(DType::F16, {4, 6, 5}), tensor(DType::I64, {2})},
                           {tensor(DType::F16, {4, 1, 1})});
   EmittedKernels k = program.add(runtime);
-  ASSERT_FALSE(k.launches.empty());
+  ASSERT_EQ(k.launches.size(), 2u);
   expectArgs(k.launches[0], {{kOperand, 0}, {kResult, 0}});
+  expectArgs(k.launches[1], {{kOperand, 1}, {kResult, 0}});
+  EXPECT_EQ(k.launches[1].grid[0], 1u);
+  EXPECT_NE(k.source.find("if (axesValid) return;"), std::string::npos);
   // keepdims=0 where only one choice of axes fits.
-  program.add(makeOp("kiln.reduce_max", {tensor(DType::F32, {4, 6, 5}), tensor(DType::I64, {1})},
-                     {tensor(DType::F32, {4, 5})}, {{"keepdims", int64_t(0)}}));
-  // An empty runtime axes operand: all axes (its values do not matter).
-  program.add(makeOp("kiln.reduce_l2", {tensor(DType::F32, {4, 6}), tensor(DType::I64, {0})},
-                     {tensor(DType::F32, {1, 1})}));
+  EmittedKernels unique = program.add(makeOp("kiln.reduce_max", {tensor(DType::F32, {4, 6, 5}), tensor(DType::I64, {1})},
+                                             {tensor(DType::F32, {4, 5})}, {{"keepdims", int64_t(0)}}));
+  ASSERT_EQ(unique.launches.size(), 2u);
+  expectArgs(unique.launches[1], {{kOperand, 1}, {kResult, 0}});
+  // An empty runtime axes operand: all axes (its values do not matter, nothing reads them).
+  EmittedKernels empty = program.add(makeOp("kiln.reduce_l2", {tensor(DType::F32, {4, 6}), tensor(DType::I64, {0})},
+                                            {tensor(DType::F32, {1, 1})}));
+  ASSERT_EQ(empty.launches.size(), 1u);
+  expectArgs(empty.launches[0], {{kOperand, 0}, {kResult, 0}});
+  // ... or the input unchanged with noop_with_empty_axes.
+  EmittedKernels noop = program.add(makeOp("kiln.reduce_sum", {tensor(DType::F32, {4, 6}), tensor(DType::I64, {0})},
+                                           {tensor(DType::F32, {4, 6})}, {{"noop_with_empty_axes", int64_t(1)}}));
+  ASSERT_EQ(noop.launches.size(), 1u);
+  expectArgs(noop.launches[0], {{kOperand, 0}, {kResult, 0}});
+  // keepdims=0 with two choices (axis 1 or 2 of 4x3x3 -> 4x3): the kernel reads the axes.
+  EmittedKernels ambiguous = program.add(makeOp("kiln.reduce_sum", {tensor(DType::F32, {4, 3, 3}), tensor(DType::I64, {1})},
+                                                {tensor(DType::F32, {4, 3})}, {{"keepdims", int64_t(0)}}));
+  ASSERT_EQ(ambiguous.launches.size(), 1u);
+  expectArgs(ambiguous.launches[0], {{kOperand, 0}, {kOperand, 1}, {kResult, 0}});
   program.compile("reduce_axes.cu");
+}
 
-  // keepdims=0 with two choices: axis 1 or 2 of 4x3x3 -> 4x3.
-  expectError(makeOp("kiln.reduce_sum", {tensor(DType::F32, {4, 3, 3}), tensor(DType::I64, {1})},
-                     {tensor(DType::F32, {4, 3})}, {{"keepdims", int64_t(0)}}),
-              "make axes a constant");
+// ONNX test_reduce_sum_do_not_keepdims_{example,random}: 3x2x2 -> 3x2 with axes a graph input.
+// The result shape fits axis 1 and axis 2, so the kernel must read the axes; every reduce op
+// and every element type takes this path.
+TEST(ReductionKernels, ReduceRuntimeAxesNodeTestCase) {
+  Program program;
+  const std::vector<DType> types = numericTypes();
+  // Three types per op, rotating, so every type and every op is met in one small program.
+  for (size_t o = 0; o < kReduceOps.size(); ++o)
+    for (size_t j = 0; j < 3; ++j) {
+      const std::string &op = kReduceOps[o];
+      const DType type = types[(3 * o + j) % types.size()];
+      OpDesc desc = makeOp(op, {tensor(type, {3, 2, 2}), tensor(DType::I64, {1})}, {tensor(type, {3, 2})},
+                           {{"keepdims", int64_t(0)}});
+      EmittedKernels k = program.add(desc);
+      ASSERT_EQ(k.launches.size(), 1u) << op;
+      expectArgs(k.launches[0], {{kOperand, 0}, {kOperand, 1}, {kResult, 0}});
+      EXPECT_TRUE(k.scratchBytes.empty()) << op;
+      EXPECT_NE(k.source.find("axesValue[i]"), std::string::npos) << op;
+      // Invalid axes poison the result; a trap would leave the CUDA context unusable.
+      EXPECT_EQ(k.source.find("__trap()"), std::string::npos) << op;
+      EXPECT_NE(k.source.find("if (!axesValid)"), std::string::npos) << op;
+    }
+  program.compile("reduce_runtime_axes_node.cu");
+}
+
+// Runtime axes for ranks 1-4, keepdims 0 and 1, every reduce op, f32/f16/i32/i64: keepdims=0
+// shapes with equal sizes leave the axes open (device-read kernel, including size-1 axes,
+// empty reductions and long axes); rank 1 and keepdims=1 shapes fix them (checked, then tuned).
+TEST(ReductionKernels, ReduceRuntimeAxesCompile) {
+  Program program;
+  const std::vector<DType> types = {DType::F32, DType::F16, DType::I32, DType::I64};
+  struct Case {
+    std::vector<int64_t> in, out;
+    int64_t axesCount, keepdims;
+    bool readsAxes; // the device-read kernel (else: check kernel + tuned kernels)
+  };
+  const std::vector<Case> cases = {
+      {{7}, {}, 1, 0, false},                // rank 1 -> scalar: one choice
+      {{1000003}, {1}, 1, 1, false},         // rank 1, long, keepdims
+      {{3, 3}, {3}, 1, 0, true},             // rank 2: axis 0 or 1
+      {{1009, 1009}, {1009}, 1, 0, true},    // long reduced axis, many outputs
+      {{3, 2, 2}, {3, 2}, 1, 0, true},       // the ONNX node test
+      {{2, 3, 2}, {2}, 2, 0, true},          // two axes: {1, 2} or {0, 1}
+      {{5, 1, 5}, {5}, 2, 0, true},          // a size-1 axis among the candidates
+      {{3, 0, 3}, {3}, 2, 0, true},          // the reduction may be empty
+      {{3, 4, 5}, {3, 1, 5}, 1, 1, false},   // keepdims: the shape fixes the axes
+      {{2, 3, 3, 2}, {2, 3, 2}, 1, 0, true}, // rank 4: axis 1 or 2
+      {{2, 3, 3, 2}, {2, 3}, 2, 0, true},    // rank 4: {2, 3} or {1, 3}
+      {{2, 3, 3, 2}, {1, 3, 1, 2}, 2, 1, false},
+  };
+  std::vector<size_t> reads, fixed;
+  for (size_t i = 0; i < cases.size(); ++i)
+    (cases[i].readsAxes ? reads : fixed).push_back(i);
+  ASSERT_EQ(reads.size(), 2 * types.size()) << "the rotation below covers every device-read case per op";
+  // To keep one NVRTC run fast, each (op, type) pair takes two device-read cases, rotating so
+  // every op meets every one of them (4 types x 2 = 8 cases), and every fourth pair one fixed case.
+  size_t pair = 0;
+  for (const std::string &op : kReduceOps)
+    for (DType type : types) {
+      std::vector<size_t> picked = {reads[(2 * pair) % reads.size()], reads[(2 * pair + 1) % reads.size()]};
+      if (pair % 4 == 0)
+        picked.push_back(fixed[(pair / 4) % fixed.size()]);
+      ++pair;
+      for (size_t i : picked) {
+        const Case &c = cases[i];
+        OpDesc desc = makeOp(op, {tensor(type, c.in), tensor(DType::I64, {c.axesCount})}, {tensor(type, c.out)},
+                             {{"keepdims", c.keepdims}});
+        EmittedKernels k = program.add(desc);
+        ASSERT_FALSE(k.launches.empty()) << op;
+        if (c.readsAxes) {
+          ASSERT_EQ(k.launches.size(), 1u) << op;
+          expectArgs(k.launches[0], {{kOperand, 0}, {kOperand, 1}, {kResult, 0}});
+        } else {
+          ASSERT_GE(k.launches.size(), 2u) << op;
+          expectArgs(k.launches.back(), {{kOperand, 1}, {kResult, 0}});
+          for (size_t l = 0; l + 1 < k.launches.size(); ++l)
+            EXPECT_EQ(k.launches[l].args[0].index, 0u) << op; // the input, never the axes
+        }
+      }
+    }
+  program.compile("reduce_runtime_axes.cu");
+}
+
+TEST(ReductionKernels, ReduceRuntimeAxesErrors) {
+  // The kernel reads the axes as i64 (the ODS type).
+  expectError(makeOp("kiln.reduce_sum", {tensor(DType::F32, {3, 2, 2}), tensor(DType::I32, {1})},
+                     {tensor(DType::F32, {3, 2})}, {{"keepdims", int64_t(0)}}),
+              "must be i64");
+  // A rank-0 input has no axis any value could name.
+  expectError(makeOp("kiln.reduce_max", {tensor(DType::F32, {}), tensor(DType::I64, {1})}, {tensor(DType::F32, {})}),
+              "rank-0");
+  // No choice of axes gives the result shape, or the axes count does not fit it.
+  expectError(makeOp("kiln.reduce_sum", {tensor(DType::F32, {3, 2, 2}), tensor(DType::I64, {1})},
+                     {tensor(DType::F32, {3, 3})}, {{"keepdims", int64_t(0)}}),
+              "is no reduction of");
+  expectError(makeOp("kiln.reduce_sum", {tensor(DType::F32, {3, 2, 2}), tensor(DType::I64, {2})},
+                     {tensor(DType::F32, {3, 2})}, {{"keepdims", int64_t(0)}}),
+              "does not fit reducing 2 axes");
+  expectError(makeOp("kiln.reduce_mean", {tensor(DType::F32, {3, 2, 2}), tensor(DType::I64, {1})},
+                     {tensor(DType::F32, {3, 2})}),
+              "does not match input rank");
 }
 
 TEST(ReductionKernels, ReduceErrors) {
