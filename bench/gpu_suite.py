@@ -151,7 +151,9 @@ def bench_one(opts, name, batch, work):
         rows.append(row)
         plan = os.path.join(work, f"{tag}_{precision}.kiln")
         start = time.perf_counter()
-        proc = run_kiln(opts.kiln, ["compile", onnx_path, "-o", plan, "--precision", precision, "--quiet"])
+        # The GPU hidden: compiling must not need one.
+        proc = run_kiln(opts.kiln, ["compile", onnx_path, "-o", plan, "--precision", precision, "--quiet"],
+                        env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
         row["compile_s"] = round(time.perf_counter() - start, 2)
         if proc.returncode != 0:
             row["error"] = "compile: " + proc.stderr.strip()[-400:]

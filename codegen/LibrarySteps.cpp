@@ -42,48 +42,58 @@ bool isLibraryFloat(DType type) { return type == DType::F32 || type == DType::F1
 
 //===-- Convolution -------------------------------------------------------===//
 
-llvm::Error PlanBuilderImpl::lowerConv(mlir::Operation *operation) {
-  auto op = llvm::cast<ConvOp>(operation);
+llvm::Expected<PlanBuilderImpl::ConvLowering>
+PlanBuilderImpl::beginConvStep(mlir::Operation *operation, mlir::Value input, mlir::Value weight, mlir::Value bias,
+                               llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> dilations, int64_t group) {
+  ConvLowering conv;
   auto desc = describeOp(operation);
   if (!desc)
     return opError(operation, llvm::toString(desc.takeError()));
-  const TensorDesc &x = *desc->operands[0];
-  const TensorDesc &w = *desc->operands[1];
-  const TensorDesc &y = desc->results[0];
+  conv.desc = std::move(*desc);
+  const TensorDesc &x = *conv.desc.operands[0];
   if (!isLibraryFloat(x.dtype) && x.dtype != DType::F64)
     return opError(operation, "cuDNN convolution supports f32, f16, bf16 and f64 tensors");
-  size_t rank = x.shape.size() - 2;
+  conv.rank = x.shape.size() - 2;
+  conv.name = nodeName(operation);
+  auto inputBuffer = bufferFor(input);
+  if (!inputBuffer)
+    return inputBuffer.takeError();
+  auto weightBuffer = bufferFor(weight);
+  if (!weightBuffer)
+    return weightBuffer.takeError();
+  if (bias) {
+    auto biasBuffer = bufferFor(bias);
+    if (!biasBuffer)
+      return biasBuffer.takeError();
+    conv.step.bias = *biasBuffer;
+  }
+  conv.step.dtype = x.dtype;
+  conv.step.math = math();
+  conv.step.xShape = x.shape;
+  conv.step.wShape = conv.desc.operands[1]->shape;
+  conv.step.yShape = conv.desc.results[0].shape;
+  conv.step.strides.assign(strides.begin(), strides.end());
+  conv.step.dilations.assign(dilations.begin(), dilations.end());
+  conv.step.groups = group;
+  conv.step.x = *inputBuffer;
+  conv.step.w = *weightBuffer;
+  return conv;
+}
+
+llvm::Error PlanBuilderImpl::lowerConv(mlir::Operation *operation) {
+  auto op = llvm::cast<ConvOp>(operation);
+  auto conv = beginConvStep(operation, op.getInput(), op.getWeight(), op.getBias(), op.getStrides(),
+                            op.getDilations(), op.getGroup());
+  if (!conv)
+    return conv.takeError();
+  const TensorDesc &x = *conv->desc.operands[0];
+  const std::string &name = conv->name;
+  size_t rank = conv->rank;
+  plan::ConvStep &step = conv->step;
   std::vector<int64_t> pads(op.getPads().begin(), op.getPads().end());
   if (pads.size() != 2 * rank)
     return opError(operation, "expected " + std::to_string(2 * rank) + " pads");
-  std::string name = nodeName(operation);
-
-  auto input = bufferFor(op.getInput());
-  if (!input)
-    return input.takeError();
-  auto weight = bufferFor(op.getWeight());
-  if (!weight)
-    return weight.takeError();
-  std::optional<uint32_t> bias;
-  if (op.getBias()) {
-    auto b = bufferFor(op.getBias());
-    if (!b)
-      return b.takeError();
-    bias = *b;
-  }
-
-  plan::ConvStep step;
-  step.dtype = x.dtype;
-  step.math = math();
-  step.xShape = x.shape;
-  step.wShape = w.shape;
-  step.yShape = y.shape;
-  step.strides.assign(op.getStrides().begin(), op.getStrides().end());
-  step.dilations.assign(op.getDilations().begin(), op.getDilations().end());
-  step.groups = op.getGroup();
-  step.x = *input;
-  step.w = *weight;
-  step.bias = bias;
+  uint32_t input = step.x;
 
   bool symmetric = true;
   for (size_t d = 0; d < rank; ++d)
@@ -108,7 +118,7 @@ llvm::Error PlanBuilderImpl::lowerConv(mlir::Operation *operation) {
     pad.attrs["mode"] = std::string("constant");
     uint32_t paddedBuffer = newArenaBuffer(name + "/padded", bytesOf(pad.results[0]));
     // The pad amounts and value are baked into the kernel; they need no buffers.
-    if (auto err = emitKernelOp(pad, {*input, std::nullopt, std::nullopt}, {paddedBuffer}, name + "/pad"))
+    if (auto err = emitKernelOp(pad, {input, std::nullopt, std::nullopt}, {paddedBuffer}, name + "/pad"))
       return err;
     step.x = paddedBuffer;
     step.xShape = padded;
@@ -121,51 +131,24 @@ llvm::Error PlanBuilderImpl::lowerConv(mlir::Operation *operation) {
 
 llvm::Error PlanBuilderImpl::lowerConvTranspose(mlir::Operation *operation) {
   auto op = llvm::cast<ConvTransposeOp>(operation);
-  auto desc = describeOp(operation);
-  if (!desc)
-    return opError(operation, llvm::toString(desc.takeError()));
-  const TensorDesc &x = *desc->operands[0];
-  const TensorDesc &w = *desc->operands[1];
-  const TensorDesc &y = desc->results[0];
-  if (!isLibraryFloat(x.dtype) && x.dtype != DType::F64)
-    return opError(operation, "cuDNN convolution supports f32, f16, bf16 and f64 tensors");
-  size_t rank = x.shape.size() - 2;
+  auto conv = beginConvStep(operation, op.getInput(), op.getWeight(), op.getBias(), op.getStrides(),
+                            op.getDilations(), op.getGroup());
+  if (!conv)
+    return conv.takeError();
+  const TensorDesc &x = *conv->desc.operands[0];
+  const TensorDesc &w = *conv->desc.operands[1];
+  const TensorDesc &y = conv->desc.results[0];
+  const std::string &name = conv->name;
+  size_t rank = conv->rank;
+  plan::ConvStep &step = conv->step;
+  step.transpose = true;
   std::vector<int64_t> pads(op.getPads().begin(), op.getPads().end());
   std::vector<int64_t> outputPadding(op.getOutputPadding().begin(), op.getOutputPadding().end());
-  std::vector<int64_t> strides(op.getStrides().begin(), op.getStrides().end());
-  std::vector<int64_t> dilations(op.getDilations().begin(), op.getDilations().end());
+  const std::vector<int64_t> &strides = step.strides, &dilations = step.dilations;
   outputPadding.resize(rank, 0);
-  std::string name = nodeName(operation);
   for (size_t d = 0; d < rank; ++d)
     if (outputPadding[d] >= strides[d])
       return opError(operation, "output_padding must be smaller than the stride on every axis");
-
-  auto input = bufferFor(op.getInput());
-  if (!input)
-    return input.takeError();
-  auto weight = bufferFor(op.getWeight());
-  if (!weight)
-    return weight.takeError();
-  std::optional<uint32_t> bias;
-  if (op.getBias()) {
-    auto b = bufferFor(op.getBias());
-    if (!b)
-      return b.takeError();
-    bias = *b;
-  }
-
-  plan::ConvStep step;
-  step.dtype = x.dtype;
-  step.math = math();
-  step.transpose = true;
-  step.xShape = x.shape;
-  step.wShape = w.shape;
-  step.strides = strides;
-  step.dilations = dilations;
-  step.groups = op.getGroup();
-  step.x = *input;
-  step.w = *weight;
-  step.bias = bias;
 
   bool direct = true;
   for (size_t d = 0; d < rank; ++d)

@@ -44,6 +44,16 @@ public:
   plan::MathMode math() const { return options_.math; }
 
   // Library lowerings (LibrarySteps.cpp).
+  struct ConvLowering {
+    OpDesc desc;
+    plan::ConvStep step; // operands, shapes, strides, dilations, groups and math filled in
+    std::string name;
+    size_t rank = 0; // spatial
+  };
+  /// What conv and conv_transpose share: the op's description and a step with its buffers.
+  llvm::Expected<ConvLowering> beginConvStep(mlir::Operation *op, mlir::Value input, mlir::Value weight,
+                                             mlir::Value bias, llvm::ArrayRef<int64_t> strides,
+                                             llvm::ArrayRef<int64_t> dilations, int64_t group);
   llvm::Error lowerConv(mlir::Operation *op);
   llvm::Error lowerConvTranspose(mlir::Operation *op);
   llvm::Error lowerMatMul(mlir::Operation *op);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU box, after tools/gpu-box/stage.sh staged build-gpu/ here: runs the GPU test
-# binaries, every in-scope ONNX node test compiled and run on the GPU, and (with --models)
-# the suite models against onnxruntime. Logs go to $OUT (or /tmp/kiln-gpu-out).
-#   tools/gpu-box/check_gpu.sh [--tests] [--nodes] [--bench <gpu_suite.py args>]
+# binaries, every in-scope ONNX node test compiled and run on the GPU, generated kernels at odd
+# sizes against the interpreter, and the suite benchmark. Logs go to $OUT (or /tmp/kiln-gpu-out).
+#   tools/gpu-box/check_gpu.sh [--tests] [--nodes] [--kernels] [--bench <gpu_suite.py args>]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/kiln-gpu-out}
@@ -27,6 +27,9 @@ while [ $# -gt 0 ]; do
         --jobs 8 > "$OUT/gpu-conformance.log" 2>&1 || status=1
       grep -v '^FAILED' "$OUT/gpu-conformance.log" | tail -n 5
       grep '^FAILED' "$OUT/gpu-conformance.log" | head -n 80 ;;
+    --kernels)
+      python3 tests/gpu/check_generated_kernels.py --kiln "$STAGE/kiln" > "$OUT/generated-kernels.log" 2>&1 || status=1
+      tail -n 40 "$OUT/generated-kernels.log" ;;
     --bench)
       shift
       python3 bench/gpu_suite.py --kiln "$STAGE/kiln" --results-dir "$OUT" "$@" 2> "$OUT/bench.log" || status=1

@@ -12,6 +12,7 @@
 
 #include "codegen/kernels/NormPoolKernels.h"
 #include "codegen/kernels/Nvrtc.h"
+#include "KernelTestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -23,20 +24,12 @@
 namespace kiln::codegen {
 namespace {
 
+using namespace kiln::codegen::kerneltest;
+
+
 const std::vector<DType> kFloatTypes = {DType::F32, DType::F16, DType::BF16, DType::F64, DType::F8E4M3FN};
 
-TensorDesc tensor(DType dtype, std::vector<int64_t> shape) {
-  TensorDesc t;
-  t.dtype = dtype;
-  t.shape = std::move(shape);
-  return t;
-}
 
-TensorDesc floatConstant(DType dtype, std::vector<int64_t> shape, std::vector<double> values) {
-  TensorDesc t = tensor(dtype, std::move(shape));
-  t.floats = std::move(values);
-  return t;
-}
 
 OpDesc makeOp(std::string op, std::vector<std::optional<TensorDesc>> operands, TensorDesc result,
               std::map<std::string, AttrValue> attrs = {}) {

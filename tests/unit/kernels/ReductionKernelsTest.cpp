@@ -11,12 +11,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/kernels/KernelSource.h"
+#include "KernelTestSupport.h"
 #include "codegen/kernels/Nvrtc.h"
 
 #include <gtest/gtest.h>
 
 namespace kiln::codegen {
 namespace {
+
+using namespace kiln::codegen::kerneltest;
+
 
 const std::vector<DType> kFloatTypes = {DType::F32, DType::F16, DType::BF16, DType::F64, DType::F8E4M3FN};
 const std::vector<DType> kIntTypes = {DType::I8,  DType::I16, DType::I32, DType::I64,
@@ -32,18 +36,7 @@ std::vector<DType> numericTypes() {
   return all;
 }
 
-TensorDesc tensor(DType dtype, std::vector<int64_t> shape) {
-  TensorDesc t;
-  t.dtype = dtype;
-  t.shape = std::move(shape);
-  return t;
-}
 
-TensorDesc intConstant(DType dtype, std::vector<int64_t> shape, std::vector<int64_t> values) {
-  TensorDesc t = tensor(dtype, std::move(shape));
-  t.ints = std::move(values);
-  return t;
-}
 
 OpDesc makeOp(std::string op, std::vector<std::optional<TensorDesc>> operands, std::vector<TensorDesc> results,
               std::map<std::string, AttrValue> attrs = {}) {

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Generated kernels on the GPU against the reference interpreter, at awkward sizes.
+
+Each case is a one-op kiln MLIR module whose sizes are odd on purpose: 1 element, primes, one
+past and one short of the vector width and of the block size, a million and three. `kiln compile`
++ `kiln run` (which poisons the arena with 0xFF first, so an element no thread writes shows up
+as NaN) must match `kiln eval` on the same inputs: exactly for data movement and integer ops,
+within a few float ulps for arithmetic (the GPU computes f32 transcendentals in float, the
+interpreter in double). Prints one line per failing case and
+
+    generated-kernels: P passed, F failed, T cases
+
+Exit status 77 (ctest's skip code) without a CUDA device.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+SKIP_EXIT_CODE = 77
+ODD_SIZES = [1, 3, 7, 255, 257, 1023, 1025, 4099, 1000003]
+
+
+def shape_text(shape, elem):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + elem + ">"
+
+
+def unary(op, shape, elem="f32", attrs=""):
+    t = shape_text(shape, elem)
+    return (f"%y = kiln.{op} %x {attrs}: {t}", [("x", shape, elem)], t)
+
+
+def binary(op, lhs, rhs, out, elem="f32"):
+    a, b, r = shape_text(lhs, elem), shape_text(rhs, elem), shape_text(out, elem)
+    return (f"%y = kiln.{op} %x, %z : ({a}, {b}) -> {r}", [("x", lhs, elem), ("z", rhs, elem)], r)
+
+
+def cases():
+    out = []
+    for n in ODD_SIZES:
+        out.append((f"relu_{n}", unary("relu", [n])))
+        out.append((f"exp_{n}", unary("exp", [n])))
+        out.append((f"add_{n}", binary("add", [n], [n], [n])))
+        out.append((f"mul_f16_{n}", binary("mul", [n], [n], [n], "f16")))
+        out.append((f"add_scalar_{n}", binary("add", [n], [1], [n])))
+        out.append((f"cast_{n}", (f"%y = kiln.cast %x : {shape_text([n], 'f32')} to {shape_text([n], 'f16')}",
+                                  [("x", [n], "f32")], shape_text([n], "f16"))))
+        out.append((f"add_i32_{n}", binary("add", [n], [n], [n], "i32")))
+    for rows, cols in [(1, 1), (3, 7), (33, 65), (257, 129), (7, 1025), (1, 1000003)]:
+        out.append((f"bias_add_{rows}x{cols}", binary("add", [rows, cols], [cols], [rows, cols])))
+        out.append((f"row_add_{rows}x{cols}", binary("add", [rows, cols], [rows, 1], [rows, cols])))
+        t_in, t_out = shape_text([rows, cols], "f32"), shape_text([cols, rows], "f32")
+        out.append((f"transpose_{rows}x{cols}", (
+            f"%y = kiln.transpose %x {{perm = array<i64: 1, 0>}} : ({t_in}) -> {t_out}", [("x", [rows, cols], "f32")],
+            t_out)))
+        out.append((f"softmax_{rows}x{cols}", unary("softmax", [rows, cols], attrs="{axis = 1 : i64} ")))
+        t_red = shape_text([rows, 1], "f32")
+        out.append((f"reduce_sum_{rows}x{cols}", (
+            "%a = kiln.constant dense<[1]> : tensor<1xi64>\n"
+            f"  %y = kiln.reduce_sum %x axes %a : ({t_in}, tensor<1xi64>) -> {t_red}", [("x", [rows, cols], "f32")],
+            t_red)))
+    for n in [7, 769, 1025]:
+        t = shape_text([5, n], "f32")
+        tw = shape_text([n], "f32")
+        out.append((f"layer_norm_5x{n}", (
+            f"%y = kiln.layer_norm %x, %g, %b {{axis = 1 : i64}} : ({t}, {tw}, {tw}) -> {t}",
+            [("x", [5, n], "f32"), ("g", [n], "f32"), ("b", [n], "f32")], t)))
+    return out
+
+
+def module(body, inputs, result):
+    args = ", ".join(f"%{name}: {shape_text(shape, elem)} {{kiln.name = \"{name}\"}}" for name, shape, elem in inputs)
+    return (f"func.func @main({args}) -> ({result} {{kiln.name = \"y\"}}) {{\n  {body}\n"
+            f"  return %y : {result}\n}}\n")
+
+
+def tolerance(name):
+    if "f16" in name or name.startswith("cast"):
+        return 1e-3, 1e-3
+    if name.startswith(("exp", "softmax", "layer_norm", "reduce", "row_add", "bias_add", "add", "mul")):
+        return 1e-5, 1e-6
+    return 0.0, 0.0  # data movement, relu: exact
+
+
+def run_case(kiln, name, spec, tmp, rng):
+    body, inputs, result = spec
+    path = os.path.join(tmp, name + ".mlir")
+    with open(path, "w") as f:
+        f.write(module(body, inputs, result))
+    feeds = []
+    for input_name, shape, elem in inputs:
+        dtype = {"f32": np.float32, "f16": np.float16, "i32": np.int32}[elem]
+        value = (rng.integers(-1000, 1000, size=shape) if elem == "i32" else rng.uniform(-4, 4, size=shape)).astype(dtype)
+        npy = os.path.join(tmp, f"{name}_{input_name}.npy")
+        np.save(npy, value)
+        feeds += ["--input", f"{input_name}={npy}"]
+    plan = os.path.join(tmp, name + ".kiln")
+    steps = [([kiln, "compile", path, "-o", plan, "--quiet"], "compile"),
+             ([kiln, "run", plan, "--quiet", "--timing-cache", "none", "--output-dir", os.path.join(tmp, name + "_gpu")] + feeds,
+              "run"),
+             ([kiln, "eval", path, "--output-dir", os.path.join(tmp, name + "_ref")] + feeds, "eval")]
+    for command, what in steps:
+        proc = subprocess.run(command, capture_output=True, text=True, errors="replace")
+        if proc.returncode != 0:
+            return f"{what}: {(proc.stderr.strip().splitlines() or ['exit ' + str(proc.returncode)])[-1][:300]}"
+    gpu = np.load(os.path.join(tmp, name + "_gpu", "y.npy")).astype(np.float64)
+    ref = np.load(os.path.join(tmp, name + "_ref", "y.npy")).astype(np.float64)
+    if gpu.shape != ref.shape:
+        return f"shape {gpu.shape}, interpreter {ref.shape}"
+    if np.isnan(gpu).any() and not np.isnan(ref).any():
+        return f"{int(np.isnan(gpu).sum())} elements NaN (unwritten: the arena was poisoned)"
+    rtol, atol = tolerance(name)
+    ok = np.isclose(gpu, ref, rtol=rtol, atol=atol, equal_nan=True)
+    if not ok.all():
+        k = int(np.argmax(~ok.ravel()))
+        return f"{int((~ok).sum())} of {ok.size} differ; first at {k}: gpu {gpu.ravel()[k]!r}, interpreter {ref.ravel()[k]!r}"
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kiln", required=True)
+    args = parser.parse_args()
+    try:
+        present = subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        present = False
+    if not present:
+        print("generated-kernels: SKIPPED, no CUDA device here (nvidia-smi finds none); run it on the GPU box")
+        return SKIP_EXIT_CODE
+    rng = np.random.default_rng(0)
+    failed = 0
+    all_cases = cases()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, spec in all_cases:
+            problem = run_case(args.kiln, name, spec, tmp, rng)
+            if problem:
+                failed += 1
+                print(f"FAILED {name}: {problem}")
+    print(f"generated-kernels: {len(all_cases) - failed} passed, {failed} failed, {len(all_cases)} cases")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
