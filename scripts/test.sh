@@ -9,5 +9,5 @@ BUILD_DIR=${KILN_BUILD_DIR:-build}
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j 2
 # ctest keeps a passing test's output to itself: repeat the import rejections (with their
 # reasons) and the summary lines the ONNX suites print.
-grep -hE '^(rejected |import: |conformance: |gpu-conformance: |generated-kernels: )' "$BUILD_DIR/Testing/Temporary/LastTest.log"
+grep -hE '^(rejected |import: |compile: |conformance: |gpu-conformance: |generated-kernels: )' "$BUILD_DIR/Testing/Temporary/LastTest.log"
 scripts/check-runtime-only-build.sh

@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Runs `kiln import` over the ONNX backend node tests and prints the import counts.
 
+With --compile it runs `kiln compile` instead (import, fold, GPU codegen, NVRTC, plan
+validation; no GPU needed) and prints `compile: N compiled, M rejected, T in scope`: every op
+of every importable node test must lower to a plan.
+
 A test is in scope when every op of its graph is one the kiln dialect covers (see
 node_tests.py). Each in-scope model is imported; the printed IR is parsed and verified again by kiln-opt. The run prints
 every rejection with its reason and one line
@@ -15,8 +19,19 @@ import concurrent.futures
 import os
 import subprocess
 import sys
+import tempfile
 
 from node_tests import NODE_DIR, in_scope_tests, read_expected
+
+def compile_one(kiln, name, model_path):
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run([kiln, "compile", model_path, "-o", os.path.join(tmp, "model.kiln"), "--quiet"],
+                              capture_output=True, text=True, errors="replace")
+    if proc.returncode != 0:
+        reason = proc.stderr.strip().replace("kiln compile: error: ", "")
+        return name, False, reason or f"exit status {proc.returncode}"
+    return name, True, ""
+
 
 def import_one(kiln, kiln_opt, name, model_path):
     proc = subprocess.run([kiln, "import", model_path, "--quiet"], capture_output=True, text=True, errors="replace")
@@ -36,6 +51,7 @@ def main():
     parser.add_argument("--node-dir", default=NODE_DIR)
     parser.add_argument("--expected", help="file of expected rejections: 'test_name  # reason'")
     parser.add_argument("--min-ratio", type=float, default=0.95)
+    parser.add_argument("--compile", action="store_true", help="run `kiln compile` (GPU codegen) instead of import")
     args = parser.parse_args()
     kiln_opt = args.kiln_opt or os.path.join(os.path.dirname(args.kiln), "kiln-opt")
     if not os.path.isdir(args.node_dir):
@@ -46,7 +62,10 @@ def main():
     tests = [(name, os.path.join(d, "model.onnx")) for name, d in in_scope_tests(args.node_dir)]
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        results = list(pool.map(lambda t: import_one(args.kiln, kiln_opt, *t), tests))
+        if args.compile:
+            results = list(pool.map(lambda t: compile_one(args.kiln, *t), tests))
+        else:
+            results = list(pool.map(lambda t: import_one(args.kiln, kiln_opt, *t), tests))
 
     expected = read_expected(args.expected)
 
@@ -54,14 +73,17 @@ def main():
     imported = len(results) - len(rejected)
     for name, reason in rejected:
         first = reason.splitlines()[0] if reason else ""
-        print(f"rejected {name}: {first}")
+        print(f"{'not compiled' if args.compile else 'rejected'} {name}: {first}")
     unexpected = [n for n, _ in rejected if n not in expected]
     now_passing = sorted(set(expected) - {n for n, _ in rejected})
     for name in unexpected:
         print(f"NEW REJECTION (not in the expected list): {name}")
     for name in now_passing:
         print(f"note: {name} imports now; remove it from the expected-rejections list")
-    print(f"import: {imported} imported, {len(rejected)} rejected, {len(results)} in scope")
+    if args.compile:
+        print(f"compile: {imported} compiled, {len(rejected)} rejected, {len(results)} in scope")
+    else:
+        print(f"import: {imported} imported, {len(rejected)} rejected, {len(results)} in scope")
     ratio = imported / max(len(results), 1)
     if ratio < args.min_ratio:
         print(f"FAIL: {ratio:.1%} imported, below {args.min_ratio:.0%}")
