@@ -15,11 +15,6 @@
 namespace kiln::codegen {
 namespace {
 
-llvm::Error opError(mlir::Operation *op, const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 op->getName().getStringRef() + " '" + nodeName(op) + "': " + message);
-}
-
 uint64_t bytesOf(const TensorDesc &t) { return static_cast<uint64_t>(t.numElements()) * plan::dtypeBytes(t.dtype); }
 
 TensorDesc tensor(DType dtype, std::vector<int64_t> shape) {
@@ -215,8 +210,7 @@ llvm::Error PlanBuilderImpl::lowerMatMul(mlir::Operation *operation) {
   auto desc = describeOp(operation);
   if (!desc)
     return opError(operation, llvm::toString(desc.takeError()));
-  TensorDesc a = *desc->operands[0], b = *desc->operands[1];
-  const TensorDesc &y = desc->results[0];
+  const TensorDesc &a = *desc->operands[0], &b = *desc->operands[1];
   if (!isLibraryFloat(a.dtype))
     return opError(operation, "GPU matmul supports f32, f16 and bf16 (cuBLASLt); this one runs in the "
                               "interpreter only (`kiln eval`)");
@@ -293,7 +287,6 @@ llvm::Error PlanBuilderImpl::lowerMatMul(mlir::Operation *operation) {
   step.a = aData;
   step.b = bData;
   step.d = defineResult(op.getResult(), name);
-  (void)y;
   addStep(plan::Step{name, "kiln.matmul", std::move(step)});
   return llvm::Error::success();
 }

@@ -123,6 +123,11 @@ llvm::Expected<TensorDesc> describeValue(mlir::Value value) {
   return desc;
 }
 
+llvm::Error opError(mlir::Operation *op, const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 op->getName().getStringRef() + " '" + nodeName(op) + "': " + message);
+}
+
 std::string nodeName(mlir::Operation *op) {
   if (auto name = llvm::dyn_cast<mlir::NameLoc>(op->getLoc()))
     return name.getName().str();

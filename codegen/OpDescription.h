@@ -23,6 +23,8 @@ namespace kiln::codegen {
 llvm::Expected<DType> dtypeOf(mlir::Type elementType);
 /// dtype and shape of a ranked tensor value (no constant values).
 llvm::Expected<TensorDesc> describeValue(mlir::Value value);
+/// "<op> '<node>': <message>", the form of every codegen error about an op.
+llvm::Error opError(mlir::Operation *op, const llvm::Twine &message);
 /// The node name an op came from (its NameLoc), else the op name.
 std::string nodeName(mlir::Operation *op);
 /// The op's operands in ODS order, a null Value for an absent optional operand (the slots of

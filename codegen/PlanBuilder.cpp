@@ -21,16 +21,9 @@
 namespace kiln::codegen {
 namespace {
 
-llvm::Error opError(mlir::Operation *op, const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 op->getName().getStringRef() + " '" + nodeName(op) + "': " + message);
-}
-
 llvm::Error statusError(const Status &status) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), status.message());
 }
-
-uint64_t bytesOf(const TensorDesc &t) { return static_cast<uint64_t>(t.numElements()) * plan::dtypeBytes(t.dtype); }
 
 /// Placeholder prefix the emitters write; replaced by "k<N>_" once the source is known unique.
 constexpr const char *kSymbolPlaceholder = "KILN_SYMBOL_";
@@ -228,7 +221,6 @@ llvm::Error PlanBuilderImpl::lowerOp(mlir::Operation *op, int64_t index) {
 
 llvm::Error PlanBuilderImpl::bindOutputs(mlir::Operation *terminator) {
   auto func = llvm::cast<mlir::func::FuncOp>(terminator->getParentOp());
-  llvm::StringSet<> names;
   for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
     auto nameAttr = func.getResultAttrOfType<mlir::StringAttr>(i, "kiln.name");
     std::string name = nameAttr ? nameAttr.getValue().str() : "output" + std::to_string(i);
@@ -342,7 +334,6 @@ llvm::Expected<plan::Plan> PlanBuilderImpl::build(mlir::Operation *function) {
     ++index;
   }
 
-  llvm::StringSet<> inputNames;
   for (auto [i, argument] : llvm::enumerate(func.getArguments())) {
     auto nameAttr = func.getArgAttrOfType<mlir::StringAttr>(i, "kiln.name");
     std::string name = nameAttr ? nameAttr.getValue().str() : "input" + std::to_string(i);

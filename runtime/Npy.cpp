@@ -146,4 +146,12 @@ Status writeNpy(const std::string &path, const NpyArray &array) {
   return Status::ok();
 }
 
+std::string npyFileName(const std::string &tensorName) {
+  std::string file = tensorName;
+  for (char &c : file)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+      c = '_';
+  return file + ".npy";
+}
+
 } // namespace kiln::runtime

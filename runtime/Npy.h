@@ -31,6 +31,9 @@ StatusOr<NpyArray> readNpy(const std::string &path);
 StatusOr<NpyArray> parseNpy(const std::string &bytes, const std::string &name);
 /// Writes `array` to `path` as .npy version 1.0.
 Status writeNpy(const std::string &path, const NpyArray &array);
+/// The file `kiln eval` and `kiln run` write a tensor to: "<name>.npy", every character other
+/// than letters, digits, '_', '-' and '.' replaced by '_' (ONNX names may hold '/' or ':').
+std::string npyFileName(const std::string &tensorName);
 
 } // namespace kiln::runtime
 

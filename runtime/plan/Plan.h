@@ -162,6 +162,8 @@ struct Step {
   std::string op;   // the kiln op, e.g. "kiln.conv"
   StepParams params;
 };
+/// What runs a step: "kernel" (generated), "cublaslt", "cudnn" or "copy".
+std::string_view stepRunner(const Step &step);
 
 /// Where and with what a plan was built; checked against the machine at load.
 struct Metadata {

@@ -45,6 +45,16 @@ bool isFloat(DType type) {
          type == DType::F8E4M3FN;
 }
 
+std::string_view stepRunner(const Step &step) {
+  if (std::holds_alternative<KernelStep>(step.params))
+    return "kernel";
+  if (std::holds_alternative<GemmStep>(step.params))
+    return "cublaslt";
+  if (std::holds_alternative<ConvStep>(step.params))
+    return "cudnn";
+  return "copy";
+}
+
 void Plan::setWeights(std::vector<uint8_t> bytes) {
   auto owned = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
   weights = std::span<const uint8_t>(owned->data(), owned->size());

@@ -45,13 +45,6 @@ double percentile(std::vector<double> values, double p) {
   return values[std::min(index, values.size() - 1)];
 }
 
-const char *stepKind(const plan::Step &step) {
-  return std::holds_alternative<plan::KernelStep>(step.params) ? "kernel"
-         : std::holds_alternative<plan::GemmStep>(step.params) ? "cublaslt"
-         : std::holds_alternative<plan::ConvStep>(step.params) ? "cudnn"
-                                                               : "copy";
-}
-
 /// The slowest steps and the time by op, from one profiled pass.
 int printProfile(const std::string &planPath, ExecutionContext &context, llvm::raw_ostream &os) {
   auto plan = plan::readPlanFile(planPath);
@@ -75,12 +68,12 @@ int printProfile(const std::string &planPath, ExecutionContext &context, llvm::r
   for (size_t i = 0; i < std::min<size_t>(10, order.size()); ++i) {
     const plan::Step &step = steps[order[i]];
     os << llvm::format("    %8.3f ms %5.1f%%  step %-4zu %-9s %-22s %s\n", times[order[i]],
-                       100 * times[order[i]] / std::max(total, 1e-9), order[i], stepKind(step), step.op.c_str(),
+                       100 * times[order[i]] / std::max(total, 1e-9), order[i], plan::stepRunner(step).data(), step.op.c_str(),
                        step.name.c_str());
   }
   std::map<std::string, std::pair<double, int>> byOp;
   for (size_t i = 0; i < times.size(); ++i) {
-    auto &entry = byOp[steps[i].op + " (" + stepKind(steps[i]) + ")"];
+    auto &entry = byOp[steps[i].op + " (" + std::string(plan::stepRunner(steps[i])) + ")"];
     entry.first += times[i];
     entry.second += 1;
   }

@@ -50,13 +50,8 @@ namespace {
 
 void printSummary(const plan::Plan &plan, double seconds, llvm::raw_ostream &os) {
   std::map<std::string, int> kinds;
-  for (const plan::Step &step : plan.steps) {
-    const char *kind = std::holds_alternative<plan::KernelStep>(step.params) ? "kernel"
-                       : std::holds_alternative<plan::GemmStep>(step.params) ? "cublaslt"
-                       : std::holds_alternative<plan::ConvStep>(step.params) ? "cudnn"
-                                                                             : "copy";
-    kinds[kind]++;
-  }
+  for (const plan::Step &step : plan.steps)
+    kinds[std::string(plan::stepRunner(step))]++;
   os << "compiled " << plan.metadata.model << " (" << plan.metadata.precision << ", sm_"
      << plan.metadata.computeCapability << ") in " << llvm::format("%.1f", seconds) << " s: " << plan.steps.size()
      << " steps (";

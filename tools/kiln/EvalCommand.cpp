@@ -283,12 +283,8 @@ int runEval(const std::vector<std::string> &args) {
                  << llvm::format("%g", t.size() ? sum / t.size() : 0.0) << "\n";
     if (outputDir.empty())
       continue;
-    std::string file = name;
-    for (char &c : file)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
-        c = '_';
     llvm::SmallString<256> path(outputDir);
-    llvm::sys::path::append(path, file + ".npy");
+    llvm::sys::path::append(path, runtime::npyFileName(name));
     auto array = tensorToNpy(t);
     if (!array) {
       llvm::errs() << "kiln eval: error: " << llvm::toString(array.takeError()) << "\n";

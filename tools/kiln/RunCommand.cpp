@@ -97,12 +97,8 @@ int runRun(const std::vector<std::string> &args) {
     llvm::outs() << "\n";
     if (outputDir.empty())
       continue;
-    std::string file = output.name;
-    for (char &c : file)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
-        c = '_';
     llvm::SmallString<256> path(outputDir);
-    llvm::sys::path::append(path, file + ".npy");
+    llvm::sys::path::append(path, runtime::npyFileName(output.name));
     Status status = runtime::writeNpy(std::string(path), runtime::npyFromBytes(bytes, output.dtype, output.shape));
     if (!status.isOk())
       return fail(status);
