@@ -15,8 +15,6 @@
 namespace kiln::codegen {
 namespace {
 
-uint64_t bytesOf(const TensorDesc &t) { return static_cast<uint64_t>(t.numElements()) * plan::dtypeBytes(t.dtype); }
-
 TensorDesc tensor(DType dtype, std::vector<int64_t> shape) {
   TensorDesc t;
   t.dtype = dtype;
@@ -33,6 +31,20 @@ TensorDesc constantInts(std::vector<int64_t> values) {
 /// Types the library steps run; others stay in the interpreter for now.
 bool isLibraryFloat(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
 
+/// The operand types a cuBLASLt step takes (Plan.h's GemmStep): A and B one library float, the
+/// result A's type or f32, a C operand the result's. nullopt when they fit, else why not.
+std::optional<std::string> gemmTypeProblem(DType a, DType b, DType result, std::optional<DType> c) {
+  auto name = [](DType t) { return std::string(plan::dtypeName(t)); };
+  if (!isLibraryFloat(a) || b != a)
+    return "GPU matrix products take f32, f16 or bf16 operands of one type (cuBLASLt), not " + name(a) + " and " +
+           name(b);
+  if (result != a && result != DType::F32)
+    return "a GPU matrix product of " + name(a) + " operands gives " + name(a) + " or f32, not " + name(result);
+  if (c && *c != result)
+    return "the C operand (" + name(*c) + ") must have the result's type (" + name(result) + ")";
+  return std::nullopt;
+}
+
 } // namespace
 
 //===-- Convolution -------------------------------------------------------===//
@@ -46,8 +58,12 @@ PlanBuilderImpl::beginConvStep(mlir::Operation *operation, mlir::Value input, ml
     return opError(operation, llvm::toString(desc.takeError()));
   conv.desc = std::move(*desc);
   const TensorDesc &x = *conv.desc.operands[0];
-  if (!isLibraryFloat(x.dtype) && x.dtype != DType::F64)
-    return opError(operation, "cuDNN convolution supports f32, f16, bf16 and f64 tensors");
+  bool oneType = conv.desc.results[0].dtype == x.dtype;
+  for (const std::optional<TensorDesc> &operand : conv.desc.operands)
+    oneType &= !operand || operand->dtype == x.dtype;
+  if (!isLibraryFloat(x.dtype) || !oneType)
+    return opError(operation, "GPU convolution (cuDNN) takes f32, f16 or bf16 tensors, all of one type; this one "
+                              "runs in the interpreter only (`kiln eval`)");
   conv.rank = x.shape.size() - 2;
   conv.name = nodeName(operation);
   auto inputBuffer = bufferFor(input);
@@ -62,8 +78,7 @@ PlanBuilderImpl::beginConvStep(mlir::Operation *operation, mlir::Value input, ml
       return biasBuffer.takeError();
     conv.step.bias = *biasBuffer;
   }
-  conv.step.dtype = x.dtype;
-  conv.step.math = math();
+  conv.step.math = mathFor(operation);
   conv.step.xShape = x.shape;
   conv.step.wShape = conv.desc.operands[1]->shape;
   conv.step.yShape = conv.desc.results[0].shape;
@@ -111,7 +126,7 @@ llvm::Error PlanBuilderImpl::lowerConv(mlir::Operation *operation) {
     pad.operands = {x, constantInts(padAmounts), zero};
     pad.results = {tensor(x.dtype, padded)};
     pad.attrs["mode"] = std::string("constant");
-    uint32_t paddedBuffer = newArenaBuffer(name + "/padded", bytesOf(pad.results[0]));
+    uint32_t paddedBuffer = newArenaBuffer(name + "/padded", pad.results[0]);
     // The pad amounts and value are baked into the kernel; they need no buffers.
     if (auto err = emitKernelOp(pad, {input, std::nullopt, std::nullopt}, {paddedBuffer}, name + "/pad"))
       return err;
@@ -119,7 +134,7 @@ llvm::Error PlanBuilderImpl::lowerConv(mlir::Operation *operation) {
     step.xShape = padded;
     step.pads.assign(rank, 0);
   }
-  step.y = defineResult(op.getResult(), name);
+  step.y = defineResult(op.getResult(), name, conv->desc.results[0]);
   addStep(plan::Step{name, "kiln.conv", std::move(step)});
   return llvm::Error::success();
 }
@@ -151,7 +166,7 @@ llvm::Error PlanBuilderImpl::lowerConvTranspose(mlir::Operation *operation) {
   if (direct) {
     step.pads.assign(pads.begin(), pads.begin() + rank);
     step.yShape = y.shape;
-    step.y = defineResult(op.getResult(), name);
+    step.y = defineResult(op.getResult(), name, y);
     addStep(plan::Step{name, "kiln.conv_transpose", std::move(step)});
     return llvm::Error::success();
   }
@@ -168,7 +183,7 @@ llvm::Error PlanBuilderImpl::lowerConvTranspose(mlir::Operation *operation) {
   }
   step.pads.assign(rank, 0);
   step.yShape = full;
-  uint32_t fullBuffer = newArenaBuffer(name + "/full", bytesOf(tensor(y.dtype, full)));
+  uint32_t fullBuffer = newArenaBuffer(name + "/full", tensor(y.dtype, full));
   step.y = fullBuffer;
   addStep(plan::Step{name, "kiln.conv_transpose", std::move(step)});
 
@@ -178,7 +193,7 @@ llvm::Error PlanBuilderImpl::lowerConvTranspose(mlir::Operation *operation) {
   slice.operands = {tensor(y.dtype, full), constantInts(starts), constantInts(ends), constantInts(axes),
                     constantInts(steps)};
   slice.results = {y};
-  uint32_t result = defineResult(op.getResult(), name);
+  uint32_t result = defineResult(op.getResult(), name, y);
   return emitKernelOp(slice, {fullBuffer, std::nullopt, std::nullopt, std::nullopt, std::nullopt}, {result},
                       name + "/crop");
 }
@@ -211,9 +226,8 @@ llvm::Error PlanBuilderImpl::lowerMatMul(mlir::Operation *operation) {
   if (!desc)
     return opError(operation, llvm::toString(desc.takeError()));
   const TensorDesc &a = *desc->operands[0], &b = *desc->operands[1];
-  if (!isLibraryFloat(a.dtype))
-    return opError(operation, "GPU matmul supports f32, f16 and bf16 (cuBLASLt); this one runs in the "
-                              "interpreter only (`kiln eval`)");
+  if (auto problem = gemmTypeProblem(a.dtype, b.dtype, desc->results[0].dtype, std::nullopt))
+    return opError(operation, *problem + "; this one runs in the interpreter only (`kiln eval`)");
   std::string name = nodeName(operation);
   // 1-d promotion: [K] x [..., K, N] is [1, K]; [..., M, K] x [K] is [K, 1].
   std::vector<int64_t> aShape = a.shape, bShape = b.shape;
@@ -241,8 +255,8 @@ llvm::Error PlanBuilderImpl::lowerMatMul(mlir::Operation *operation) {
     return bBuffer.takeError();
 
   // An operand whose batch dims broadcast partially is expanded to the full batch first.
-  auto strideFor = [&](uint32_t &buffer, const std::vector<int64_t> &opBatch, int64_t rows, int64_t cols,
-                       const std::string &which) -> llvm::Expected<int64_t> {
+  auto strideFor = [&](uint32_t &buffer, DType dtype, const std::vector<int64_t> &opBatch, int64_t rows,
+                       int64_t cols, const std::string &which) -> llvm::Expected<int64_t> {
     if (auto stride = batchStride(opBatch, outBatch, rows * cols))
       return *stride;
     std::vector<int64_t> from = opBatch, to = outBatch;
@@ -250,19 +264,19 @@ llvm::Error PlanBuilderImpl::lowerMatMul(mlir::Operation *operation) {
     OpDesc expand;
     expand.op = "kiln.expand";
     expand.name = name + "/expand_" + which;
-    expand.operands = {tensor(a.dtype, from)};
-    expand.results = {tensor(a.dtype, to)};
-    uint32_t expanded = newArenaBuffer(expand.name, bytesOf(expand.results[0]));
+    expand.operands = {tensor(dtype, from)};
+    expand.results = {tensor(dtype, to)};
+    uint32_t expanded = newArenaBuffer(expand.name, expand.results[0]);
     if (auto err = emitKernelOp(expand, {buffer}, {expanded}, expand.name))
       return std::move(err);
     buffer = expanded;
     return rows * cols;
   };
   uint32_t aData = *aBuffer, bData = *bBuffer;
-  auto strideA = strideFor(aData, aBatch, m, k, "lhs");
+  auto strideA = strideFor(aData, a.dtype, aBatch, m, k, "lhs");
   if (!strideA)
     return strideA.takeError();
-  auto strideB = strideFor(bData, bBatch, k, n, "rhs");
+  auto strideB = strideFor(bData, b.dtype, bBatch, k, n, "rhs");
   if (!strideB)
     return strideB.takeError();
 
@@ -275,8 +289,7 @@ llvm::Error PlanBuilderImpl::lowerMatMul(mlir::Operation *operation) {
   }
 
   plan::GemmStep step;
-  step.dtype = a.dtype;
-  step.math = math();
+  step.math = mathFor(operation);
   step.batch = batch;
   step.m = m;
   step.n = n;
@@ -286,7 +299,7 @@ llvm::Error PlanBuilderImpl::lowerMatMul(mlir::Operation *operation) {
   step.strideD = m * n;
   step.a = aData;
   step.b = bData;
-  step.d = defineResult(op.getResult(), name);
+  step.d = defineResult(op.getResult(), name, desc->results[0]);
   addStep(plan::Step{name, "kiln.matmul", std::move(step)});
   return llvm::Error::success();
 }
@@ -298,9 +311,11 @@ llvm::Error PlanBuilderImpl::lowerGemm(mlir::Operation *operation) {
     return opError(operation, llvm::toString(desc.takeError()));
   const TensorDesc &a = *desc->operands[0];
   const TensorDesc &y = desc->results[0];
-  if (!isLibraryFloat(a.dtype))
-    return opError(operation, "GPU gemm supports f32, f16 and bf16 (cuBLASLt); this one runs in the "
-                              "interpreter only (`kiln eval`)");
+  float beta = op.getBeta().convertToFloat();
+  bool usesC = op.getC() && beta != 0.0f;
+  std::optional<DType> cType = usesC ? std::optional<DType>(desc->operands[2]->dtype) : std::nullopt;
+  if (auto problem = gemmTypeProblem(a.dtype, desc->operands[1]->dtype, y.dtype, cType))
+    return opError(operation, *problem + "; this one runs in the interpreter only (`kiln eval`)");
   std::string name = nodeName(operation);
   bool transA = op.getTransA(), transB = op.getTransB();
   int64_t m = y.shape[0], n = y.shape[1];
@@ -314,8 +329,7 @@ llvm::Error PlanBuilderImpl::lowerGemm(mlir::Operation *operation) {
     return bBuffer.takeError();
 
   plan::GemmStep step;
-  step.dtype = a.dtype;
-  step.math = math();
+  step.math = mathFor(operation);
   step.m = m;
   step.n = n;
   step.k = k;
@@ -324,8 +338,7 @@ llvm::Error PlanBuilderImpl::lowerGemm(mlir::Operation *operation) {
   step.alpha = op.getAlpha().convertToFloat();
   step.a = *aBuffer;
   step.b = *bBuffer;
-  float beta = op.getBeta().convertToFloat();
-  if (op.getC() && beta != 0.0f) {
+  if (usesC) {
     const TensorDesc &c = *desc->operands[2];
     std::vector<int64_t> cShape = c.shape;
     cShape.insert(cShape.begin(), 2 - std::min<size_t>(2, cShape.size()), 1);
@@ -345,14 +358,14 @@ llvm::Error PlanBuilderImpl::lowerGemm(mlir::Operation *operation) {
       expand.operands[0]->ints.reset();
       expand.operands[0]->floats.reset();
       expand.results = {tensor(c.dtype, {m, n})};
-      uint32_t expanded = newArenaBuffer(expand.name, bytesOf(expand.results[0]));
+      uint32_t expanded = newArenaBuffer(expand.name, expand.results[0]);
       if (auto err = emitKernelOp(expand, {*cBuffer}, {expanded}, expand.name))
         return err;
       step.c = expanded;
       step.beta = beta;
     }
   }
-  step.d = defineResult(op.getResult(), name);
+  step.d = defineResult(op.getResult(), name, y);
   addStep(plan::Step{name, "kiln.gemm", std::move(step)});
   return llvm::Error::success();
 }

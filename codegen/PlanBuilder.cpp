@@ -46,37 +46,46 @@ bool isInPlaceCandidate(llvm::StringRef op) {
   return ops.contains(op);
 }
 
+/// A buffer of `type` (its bytes follow from it; a size past 64 bits, impossible for a tensor
+/// the importer accepted, gives 0 bytes and a plan that validatePlan refuses).
+plan::Buffer typedBuffer(const std::string &name, plan::MemorySpace space, const TensorDesc &type) {
+  plan::Buffer buffer;
+  buffer.name = name;
+  buffer.space = space;
+  buffer.dtype = type.dtype;
+  buffer.shape = type.shape;
+  buffer.bytes = plan::denseBytes(type.shape, type.dtype).value_or(0);
+  return buffer;
+}
+
 } // namespace
 
 const char *precisionName(plan::MathMode math) { return math == plan::MathMode::TF32 ? "tf32" : "fp32"; }
 
+plan::MathMode PlanBuilderImpl::mathFor(mlir::Operation *op) const {
+  auto math = op->getAttrOfType<mlir::StringAttr>("kiln.math");
+  return math && math.getValue() == "strict" ? plan::MathMode::StrictF32 : options_.math;
+}
+
 //===-- Buffers -----------------------------------------------------------===//
 
-uint32_t PlanBuilderImpl::newArenaBuffer(const std::string &name, uint64_t bytes) {
-  plan::Buffer buffer;
-  buffer.name = name;
-  buffer.space = plan::MemorySpace::Arena;
-  buffer.bytes = bytes;
-  plan_.buffers.push_back(buffer);
+uint32_t PlanBuilderImpl::newArenaBuffer(const std::string &name, const TensorDesc &type) {
+  plan_.buffers.push_back(typedBuffer(name, plan::MemorySpace::Arena, type));
   storageOf_.push_back(static_cast<int>(storages_.size()));
-  storages_.push_back(Storage{bytes});
+  storages_.push_back(Storage{plan_.buffers.back().bytes});
   return static_cast<uint32_t>(plan_.buffers.size() - 1);
 }
 
-uint32_t PlanBuilderImpl::viewOf(uint32_t base, const std::string &name, uint64_t bytes) {
-  plan::Buffer buffer = plan_.buffers[base];
-  buffer.name = name;
-  buffer.bytes = bytes;
+uint32_t PlanBuilderImpl::viewOf(uint32_t base, const std::string &name, const TensorDesc &type) {
+  plan::Buffer buffer = typedBuffer(name, plan_.buffers[base].space, type);
+  buffer.offset = plan_.buffers[base].offset;
   plan_.buffers.push_back(buffer);
   storageOf_.push_back(storageOf_[base]);
   return static_cast<uint32_t>(plan_.buffers.size() - 1);
 }
 
-uint32_t PlanBuilderImpl::defineResult(mlir::Value result, const std::string &name) {
-  auto type = llvm::cast<mlir::RankedTensorType>(result.getType());
-  unsigned bits = type.getElementTypeBitWidth();
-  uint64_t bytes = static_cast<uint64_t>(type.getNumElements()) * (bits == 1 ? 1 : bits / 8);
-  uint32_t buffer = newArenaBuffer(name, bytes);
+uint32_t PlanBuilderImpl::defineResult(mlir::Value result, const std::string &name, const TensorDesc &type) {
+  uint32_t buffer = newArenaBuffer(name, type);
   bufferOf_[result] = buffer;
   storages_[storageOf_[buffer]].lastValueUse = lastUse_.lookup(result);
   return buffer;
@@ -88,15 +97,15 @@ llvm::Expected<uint32_t> PlanBuilderImpl::bufferFor(mlir::Value value) {
   auto constant = value.getDefiningOp<ConstantOp>();
   if (!constant)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "internal: a value is used before it is defined");
+  auto type = describeValue(value);
+  if (!type)
+    return opError(constant, llvm::toString(type.takeError()));
   auto bytes = constantBytes(constant.getValue());
   if (!bytes)
     return opError(constant, llvm::toString(bytes.takeError()));
   weights_.resize((weights_.size() + plan::kBufferAlignment - 1) / plan::kBufferAlignment * plan::kBufferAlignment, 0);
-  plan::Buffer buffer;
-  buffer.name = nodeName(constant);
-  buffer.space = plan::MemorySpace::Weights;
+  plan::Buffer buffer = typedBuffer(nodeName(constant), plan::MemorySpace::Weights, *type);
   buffer.offset = weights_.size();
-  buffer.bytes = bytes->size();
   weights_.insert(weights_.end(), bytes->begin(), bytes->end());
   plan_.buffers.push_back(buffer);
   storageOf_.push_back(-1);
@@ -119,8 +128,12 @@ llvm::Error PlanBuilderImpl::emitKernelOp(const OpDesc &desc, const std::vector<
     programSource_ += "\n";
   }
   std::vector<uint32_t> scratch;
-  for (auto [i, bytes] : llvm::enumerate(emitted.value().scratchBytes))
-    scratch.push_back(newArenaBuffer(stepName + "#scratch" + std::to_string(i), bytes));
+  for (auto [i, bytes] : llvm::enumerate(emitted.value().scratchBytes)) {
+    TensorDesc raw; // scratch space is untyped: u8[bytes]
+    raw.dtype = DType::U8;
+    raw.shape = {static_cast<int64_t>(bytes)};
+    scratch.push_back(newArenaBuffer(stepName + "#scratch" + std::to_string(i), raw));
+  }
   for (const KernelLaunch &launch : emitted.value().launches) {
     plan::KernelStep step;
     step.image = 0;
@@ -181,13 +194,13 @@ llvm::Error PlanBuilderImpl::lowerGeneric(mlir::Operation *op, int64_t index) {
         });
         if (sharedWithOther)
           continue;
-        uint32_t buffer = viewOf(bufferOf_[operand], resultName, plan_.buffers[bufferOf_[operand]].bytes);
+        uint32_t buffer = viewOf(bufferOf_[operand], resultName, desc->results[i]);
         bufferOf_[result] = buffer;
         storages_[storage].lastValueUse = lastUse_.lookup(result);
         break;
       }
     }
-    results.push_back(bufferOf_.count(result) ? bufferOf_[result] : defineResult(result, resultName));
+    results.push_back(bufferOf_.count(result) ? bufferOf_[result] : defineResult(result, resultName, desc->results[i]));
   }
   return emitKernelOp(*desc, operands, results, name);
 }
@@ -201,7 +214,10 @@ llvm::Error PlanBuilderImpl::lowerOp(mlir::Operation *op, int64_t index) {
     auto input = bufferFor(op->getOperand(0));
     if (!input)
       return input.takeError();
-    uint32_t view = viewOf(*input, nodeName(op), plan_.buffers[*input].bytes);
+    auto type = describeValue(op->getResult(0));
+    if (!type)
+      return opError(op, llvm::toString(type.takeError()));
+    uint32_t view = viewOf(*input, nodeName(op), *type); // the reshape's result shape
     bufferOf_[op->getResult(0)] = view;
     if (storageOf_[view] >= 0)
       storages_[storageOf_[view]].lastValueUse =
@@ -235,7 +251,7 @@ llvm::Error PlanBuilderImpl::bindOutputs(mlir::Operation *terminator) {
     int storage = storageOf_[bound];
     // An output needs arena bytes of its own: copy when it is a weight, an input or another output.
     if (storage < 0 || storages_[storage].isInput || storages_[storage].isOutput) {
-      bound = newArenaBuffer(name, plan_.buffers[*buffer].bytes);
+      bound = newArenaBuffer(name, *desc);
       plan::CopyStep copy{*buffer, bound, plan_.buffers[*buffer].bytes};
       addStep(plan::Step{name, "copy", copy});
       storage = storageOf_[bound];
@@ -342,7 +358,7 @@ llvm::Expected<plan::Plan> PlanBuilderImpl::build(mlir::Operation *function) {
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "input '" + name + "': " + llvm::toString(desc.takeError()) +
                                          "; give it a static shape with --shape " + name + "=...");
-    uint32_t buffer = defineResult(argument, name);
+    uint32_t buffer = defineResult(argument, name, *desc);
     storages_[storageOf_[buffer]].isInput = true;
     plan_.inputs.push_back(plan::TensorBinding{name, desc->dtype, desc->shape, buffer});
   }
@@ -371,7 +387,7 @@ llvm::Expected<plan::Plan> PlanBuilderImpl::build(mlir::Operation *function) {
   meta.cudaVersion = nvrtcToolkitVersion();
   meta.cudnnVersion = CUDNN_VERSION;
   meta.cublasLtVersion = CUBLAS_VER_MAJOR * 10000 + CUBLAS_VER_MINOR * 100 + CUBLAS_VER_PATCH;
-  meta.precision = precisionName(options_.math);
+  meta.precision = options_.precision.empty() ? precisionName(options_.math) : options_.precision;
   meta.model = options_.modelName;
   plan_.setWeights(std::move(weights_));
   return std::move(plan_);

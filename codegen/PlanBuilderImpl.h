@@ -32,16 +32,19 @@ public:
 
   /// The buffer holding `value` (weights are placed on first use).
   llvm::Expected<uint32_t> bufferFor(mlir::Value value);
-  /// A fresh arena tensor (its own storage).
-  uint32_t newArenaBuffer(const std::string &name, uint64_t bytes);
-  /// Binds an op result to a fresh arena buffer.
-  uint32_t defineResult(mlir::Value result, const std::string &name);
+  /// A fresh arena tensor of `type` (its own storage). Every plan buffer records the element
+  /// type and shape it holds; steps take their operands' types from their buffers.
+  uint32_t newArenaBuffer(const std::string &name, const TensorDesc &type);
+  /// Binds an op result, of `type`, to a fresh arena buffer.
+  uint32_t defineResult(mlir::Value result, const std::string &name, const TensorDesc &type);
   /// Emits `desc` through the kernel emitters; operand/result buffers in slot order (an absent
   /// optional operand has no buffer and must not be a kernel argument).
   llvm::Error emitKernelOp(const OpDesc &desc, const std::vector<std::optional<uint32_t>> &operands,
                            const std::vector<uint32_t> &results, const std::string &stepName);
   void addStep(plan::Step step) { plan_.steps.push_back(std::move(step)); }
-  plan::MathMode math() const { return options_.math; }
+  /// How an f32 conv/matmul op runs: the plan's math, or IEEE fp32 when the precision pass
+  /// marked the op `kiln.math = "strict"` (`--force-precision NAME=fp32`).
+  plan::MathMode mathFor(mlir::Operation *op) const;
 
   // Library lowerings (LibrarySteps.cpp).
   struct ConvLowering {
@@ -65,7 +68,8 @@ private:
   llvm::Error bindOutputs(mlir::Operation *terminator);
   llvm::Error planArena();
   llvm::Error compileKernels();
-  uint32_t viewOf(uint32_t base, const std::string &name, uint64_t bytes);
+  /// Another name and type (same byte count) for the bytes of buffer `base`.
+  uint32_t viewOf(uint32_t base, const std::string &name, const TensorDesc &type);
   void progress(const std::string &line) const {
     if (options_.progress)
       options_.progress(line);

@@ -25,6 +25,23 @@ int64_t product(const std::vector<int64_t> &dims) {
   return p;
 }
 
+/// cuDNN's name for a plan element type; nullopt for the types no cuDNN step takes.
+std::optional<cudnnDataType_t> cudnnTypeOf(plan::DType type) {
+  switch (type) {
+  case plan::DType::F32: return CUDNN_DATA_FLOAT;
+  case plan::DType::F16: return CUDNN_DATA_HALF;
+  case plan::DType::BF16: return CUDNN_DATA_BFLOAT16;
+  default: return std::nullopt;
+  }
+}
+
+/// "x=f16 w=f16 y=f16 bias=-": every operand's type, read from its buffer (part of the
+/// timing-cache key).
+std::string operandTypes(const plan::Plan &plan, const plan::ConvStep &s) {
+  return "x=" + operandTypeName(plan, s.x) + " w=" + operandTypeName(plan, s.w) + " y=" + operandTypeName(plan, s.y) +
+         " bias=" + operandTypeName(plan, s.bias);
+}
+
 std::vector<int> packedStrides(const std::vector<int> &dims) {
   std::vector<int> strides(dims.size(), 1);
   for (size_t i = dims.size() - 1; i > 0; --i)
@@ -52,15 +69,6 @@ ConvProblem::~ConvProblem() {
 StatusOr<std::unique_ptr<ConvProblem>> ConvProblem::create(const plan::Plan &plan, const plan::ConvStep &s,
                                                            std::string label) {
   auto bad = [&](const std::string &msg) { return Status(StatusCode::kInvalidPlan, label + ": " + msg); };
-  cudnnDataType_t type;
-  switch (s.dtype) {
-  case plan::DType::F32: type = CUDNN_DATA_FLOAT; break;
-  case plan::DType::F16: type = CUDNN_DATA_HALF; break;
-  case plan::DType::BF16: type = CUDNN_DATA_BFLOAT16; break;
-  default:
-    return bad("conv element type " + std::string(plan::dtypeName(s.dtype)) +
-               " is not supported by the runtime (f32, f16, bf16); recompile with another precision");
-  }
   size_t rank = s.xShape.size();
   if (rank < 3 || rank > 5 || s.wShape.size() != rank || s.yShape.size() != rank)
     return bad("conv shapes x=" + joinDims(s.xShape) + " w=" + joinDims(s.wShape) + " y=" + joinDims(s.yShape) +
@@ -103,7 +111,17 @@ StatusOr<std::unique_ptr<ConvProblem>> ConvProblem::create(const plan::Plan &pla
       return bad("conv names buffer " + std::to_string(idx) + " but the plan has " + std::to_string(plan.buffers.size()));
   if (plan.buffers[s.y].space != plan::MemorySpace::Arena)
     return bad("conv output '" + plan.buffers[s.y].name + "' is in the read-only weights");
-  uint64_t elem = plan::dtypeBytes(s.dtype);
+  // One element type for x, w, y and bias (validatePlan's rule, re-checked because it decides
+  // how many bytes cuDNN touches).
+  plan::DType dtype = plan.buffers[s.x].dtype;
+  std::optional<cudnnDataType_t> type = cudnnTypeOf(dtype);
+  bool shared = true;
+  for (uint32_t idx : used)
+    shared &= plan.buffers[idx].dtype == dtype;
+  if (!type || !shared)
+    return bad("conv operand types " + operandTypes(plan, s) +
+               " are not supported by the runtime (one of f32, f16, bf16 for all); recompile with another precision");
+  uint64_t elem = plan::dtypeBytes(dtype);
   auto checkSize = [&](uint32_t idx, int64_t elements, const char *role) -> Status {
     uint64_t need = static_cast<uint64_t>(elements) * elem;
     if (plan.buffers[idx].bytes < need)
@@ -119,6 +137,7 @@ StatusOr<std::unique_ptr<ConvProblem>> ConvProblem::create(const plan::Plan &pla
 
   auto p = std::unique_ptr<ConvProblem>(new ConvProblem());
   p->plan_ = &plan;
+  p->strict_ = dtype == plan::DType::F32 && s.math == plan::MathMode::StrictF32;
   p->step_ = s;
   p->label_ = std::move(label);
   for (int64_t d : s.xShape)
@@ -144,7 +163,7 @@ StatusOr<std::unique_ptr<ConvProblem>> ConvProblem::create(const plan::Plan &pla
   auto tensor = [&](cudnnTensorDescriptor_t &desc, const std::vector<int> &dims) -> Status {
     KILN_RETURN_IF_ERROR(cudnnStatus(cudnnCreateTensorDescriptor(&desc), what + ": cudnnCreateTensorDescriptor"));
     std::vector<int> strides = packedStrides(dims);
-    return cudnnStatus(cudnnSetTensorNdDescriptor(desc, type, nb, dims.data(), strides.data()),
+    return cudnnStatus(cudnnSetTensorNdDescriptor(desc, *type, nb, dims.data(), strides.data()),
                        what + ": cudnnSetTensorNdDescriptor " + std::to_string(dims.size()) + "-d");
   };
   KILN_RETURN_IF_ERROR(tensor(p->xDesc_, p->xDims_));
@@ -155,8 +174,9 @@ StatusOr<std::unique_ptr<ConvProblem>> ConvProblem::create(const plan::Plan &pla
     KILN_RETURN_IF_ERROR(tensor(p->biasDesc_, biasDims));
   }
   KILN_RETURN_IF_ERROR(cudnnStatus(cudnnCreateFilterDescriptor(&p->wDesc_), what + ": cudnnCreateFilterDescriptor"));
-  KILN_RETURN_IF_ERROR(cudnnStatus(cudnnSetFilterNdDescriptor(p->wDesc_, type, CUDNN_TENSOR_NCHW, nb, p->wDims_.data()),
-                                   what + ": cudnnSetFilterNdDescriptor"));
+  KILN_RETURN_IF_ERROR(
+      cudnnStatus(cudnnSetFilterNdDescriptor(p->wDesc_, *type, CUDNN_TENSOR_NCHW, nb, p->wDims_.data()),
+                  what + ": cudnnSetFilterNdDescriptor"));
   KILN_RETURN_IF_ERROR(
       cudnnStatus(cudnnCreateConvolutionDescriptor(&p->convDesc_), what + ": cudnnCreateConvolutionDescriptor"));
   // ONNX Conv is cross-correlation; accumulate in fp32 for every data type.
@@ -166,7 +186,7 @@ StatusOr<std::unique_ptr<ConvProblem>> ConvProblem::create(const plan::Plan &pla
                                    what + ": cudnnSetConvolutionNdDescriptor"));
   KILN_RETURN_IF_ERROR(cudnnStatus(cudnnSetConvolutionGroupCount(p->convDesc_, static_cast<int>(g)),
                                    what + ": cudnnSetConvolutionGroupCount"));
-  KILN_RETURN_IF_ERROR(p->setMath(s.math == plan::MathMode::StrictF32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+  KILN_RETURN_IF_ERROR(p->setMath(p->strict_ ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
   if (s.activation == plan::Activation::Relu) {
     KILN_RETURN_IF_ERROR(
         cudnnStatus(cudnnCreateActivationDescriptor(&p->reluDesc_), what + ": cudnnCreateActivationDescriptor"));
@@ -197,8 +217,8 @@ Status ConvProblem::setMath(int mathType) {
 
 std::string ConvProblem::key(uint64_t workspaceLimit) const {
   const plan::ConvStep &s = step_;
-  std::string k = std::string(s.transpose ? "convT " : "conv ") + std::string(plan::dtypeName(s.dtype)) +
-                  (s.math == plan::MathMode::TF32 ? " tf32" : " fp32");
+  std::string k = std::string(s.transpose ? "convT " : "conv ") + operandTypes(*plan_, s) +
+                  (strict_ ? " math=fma" : " math=tensor-op");
   k += " x=" + joinDims(s.xShape) + " w=" + joinDims(s.wShape) + " y=" + joinDims(s.yShape);
   k += " pad=" + joinDims(s.pads) + " stride=" + joinDims(s.strides) + " dil=" + joinDims(s.dilations);
   k += " g=" + std::to_string(s.groups) + " wslimit=" + std::to_string(workspaceLimit);
@@ -207,7 +227,7 @@ std::string ConvProblem::key(uint64_t workspaceLimit) const {
 
 StatusOr<TunedAlgorithm> ConvProblem::tune(const DeviceResources &res, uint64_t workspaceLimit) {
   const plan::ConvStep &s = step_;
-  bool strict = s.math == plan::MathMode::StrictF32;
+  const bool strict = strict_;
   KILN_RETURN_IF_ERROR(setMath(strict ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
   void *x = bufferAddress(*plan_, s.x, res), *w = bufferAddress(*plan_, s.w, res), *y = bufferAddress(*plan_, s.y, res);
   uint64_t limit = std::min<uint64_t>(workspaceLimit, res.workspaceBytes);
@@ -290,7 +310,7 @@ StatusOr<TunedAlgorithm> ConvProblem::tune(const DeviceResources &res, uint64_t 
 StatusOr<uint64_t> ConvProblem::check(const DeviceResources &res, const TunedAlgorithm &algo) {
   if (algo.kind != TunedAlgorithm::Kind::Conv)
     return Status(StatusCode::kInvalidArgument, label_ + ": the cached algorithm is not a convolution algorithm");
-  if (step_.math == plan::MathMode::StrictF32 && algo.convMath != CUDNN_FMA_MATH)
+  if (strict_ && algo.convMath != CUDNN_FMA_MATH)
     return Status(StatusCode::kInvalidArgument,
                   label_ + ": the cached algorithm is not an FMA one, as strict fp32 requires");
   KILN_RETURN_IF_ERROR(setMath(algo.convMath));

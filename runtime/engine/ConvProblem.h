@@ -8,7 +8,9 @@
 // - transpose: cudnnConvolutionBackwardData. ONNX's ConvTranspose weight C_in x C_out/groups x k
 //   is exactly cuDNN's filter K x C/groups of the forward convolution from y to x, so the plan's
 //   x is cuDNN's dy and the plan's y is cuDNN's dx.
-// Math: StrictF32 sets CUDNN_FMA_MATH (no tensor cores, no TF32), accepts only algorithms
+// Math: the operands' element type is their buffers' (one type for x, w, y and bias); f16 and
+// bf16 always run CUDNN_TENSOR_OP_MATH with fp32 accumulation, and MathMode only chooses for
+// f32 operands. StrictF32 sets CUDNN_FMA_MATH (no tensor cores, no TF32), accepts only algorithms
 // that cuDNN runs under that math type, and leaves out FFT/Winograd (transform-domain rounding
 // is not the direct fp32 sum the reference interpreter computes); TF32 sets CUDNN_TENSOR_OP_MATH, which in cuDNN 8/9 allows TF32 tensor
 // cores for fp32 data (TENSOR_OP_MATH_ALLOW_CONVERSION would additionally allow converting to
@@ -27,7 +29,7 @@ namespace kiln::runtime {
 
 class ConvProblem {
 public:
-  /// Checks the step (dtype, ranks, channel counts, the output shape cuDNN computes) and
+  /// Checks the step (operand types, ranks, channel counts, the output shape cuDNN computes) and
   /// builds the descriptors.
   static StatusOr<std::unique_ptr<ConvProblem>> create(const plan::Plan &plan, const plan::ConvStep &step,
                                                        std::string label);
@@ -52,6 +54,7 @@ private:
 
   const plan::Plan *plan_ = nullptr;
   plan::ConvStep step_;
+  bool strict_ = false; // f32 operands under MathMode::StrictF32: FMA only, never TF32
   std::string label_;
   std::vector<int> xDims_, wDims_, yDims_, pads_, strides_, dilations_; // lifted to >= 2 spatial dims
   cudnnTensorDescriptor_t xDesc_ = nullptr, yDesc_ = nullptr, biasDesc_ = nullptr;

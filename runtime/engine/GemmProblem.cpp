@@ -45,6 +45,23 @@ cublasLtEpilogue_t epilogueOf(const plan::GemmStep &s) {
   return CUBLASLT_EPILOGUE_DEFAULT;
 }
 
+/// cuBLASLt's name for a plan element type; nullopt for the types no cuBLASLt step takes.
+std::optional<cudaDataType_t> cudaTypeOf(plan::DType type) {
+  switch (type) {
+  case plan::DType::F32: return CUDA_R_32F;
+  case plan::DType::F16: return CUDA_R_16F;
+  case plan::DType::BF16: return CUDA_R_16BF;
+  default: return std::nullopt;
+  }
+}
+
+/// "A=bf16 B=bf16 C=- D=f32 bias=f32": every operand's type, read from its buffer. Part of the
+/// timing-cache key: the best algorithm depends on each of them.
+std::string operandTypes(const plan::Plan &plan, const plan::GemmStep &s) {
+  return "A=" + operandTypeName(plan, s.a) + " B=" + operandTypeName(plan, s.b) + " C=" + operandTypeName(plan, s.c) +
+         " D=" + operandTypeName(plan, s.d) + " bias=" + operandTypeName(plan, s.bias);
+}
+
 template <typename T>
 Status setDesc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T &value, const std::string &what) {
   return cublasStatus(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)), what);
@@ -74,15 +91,6 @@ StatusOr<MatrixLayout> makeLayout(cudaDataType_t type, int64_t rows, int64_t col
 StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &plan, const plan::GemmStep &s,
                                                            std::string label) {
   auto bad = [&](const std::string &msg) { return Status(StatusCode::kInvalidPlan, label + ": " + msg); };
-  cudaDataType_t type;
-  switch (s.dtype) {
-  case plan::DType::F32: type = CUDA_R_32F; break;
-  case plan::DType::F16: type = CUDA_R_16F; break;
-  case plan::DType::BF16: type = CUDA_R_16BF; break;
-  default:
-    return bad("gemm element type " + std::string(plan::dtypeName(s.dtype)) +
-               " is not supported by the runtime (f32, f16, bf16); recompile with another precision");
-  }
   if (s.batch < 1 || s.m < 1 || s.n < 1 || s.k < 1 || s.batch > INT32_MAX)
     return bad("gemm sizes batch=" + std::to_string(s.batch) + " m=" + std::to_string(s.m) + " n=" +
                std::to_string(s.n) + " k=" + std::to_string(s.k) + " must be positive");
@@ -102,10 +110,22 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
       return bad("gemm names buffer " + std::to_string(idx) + " but the plan has " + std::to_string(plan.buffers.size()));
   if (plan.buffers[s.d].space != plan::MemorySpace::Arena)
     return bad("gemm output '" + plan.buffers[s.d].name + "' is in the read-only weights");
+  // validatePlan's type rules, re-checked here because the types decide how many bytes cuBLASLt
+  // touches: A and B share one type, D has A's or f32, C and bias have D's.
+  plan::DType ab = plan.buffers[s.a].dtype, cd = plan.buffers[s.d].dtype;
+  std::optional<cudaDataType_t> abType = cudaTypeOf(ab), cdType = cudaTypeOf(cd);
+  auto hasType = [&](const std::optional<uint32_t> &idx, plan::DType type) {
+    return !idx || plan.buffers[*idx].dtype == type;
+  };
+  if (!abType || !cdType || !hasType(s.b, ab) || (cd != ab && cd != plan::DType::F32) || !hasType(s.c, cd) ||
+      !hasType(s.bias, cd))
+    return bad("gemm operand types " + operandTypes(plan, s) +
+               " are not supported by the runtime (A and B one of f32, f16, bf16; D A's type or f32; C and bias D's "
+               "type); recompile with another precision");
   // The buffers must hold what cuBLASLt will touch (validatePlan checks this as well; the
   // runtime re-checks what protects device memory).
-  size_t elem = plan::dtypeBytes(s.dtype);
-  auto need = [&](int64_t rows, int64_t cols, int64_t stride) {
+  size_t abElem = plan::dtypeBytes(ab), cdElem = plan::dtypeBytes(cd);
+  auto need = [&](int64_t rows, int64_t cols, int64_t stride, size_t elem) {
     return static_cast<uint64_t>(((s.batch - 1) * stride + rows * cols) * static_cast<int64_t>(elem));
   };
   auto checkSize = [&](uint32_t idx, uint64_t bytes, const char *role) -> Status {
@@ -114,23 +134,26 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
                  std::to_string(plan.buffers[idx].bytes) + " bytes, the matmul needs " + std::to_string(bytes));
     return Status::ok();
   };
-  KILN_RETURN_IF_ERROR(checkSize(s.a, need(s.m, s.k, s.strideA), "A"));
-  KILN_RETURN_IF_ERROR(checkSize(s.b, need(s.k, s.n, s.strideB), "B"));
-  KILN_RETURN_IF_ERROR(checkSize(s.d, need(s.m, s.n, s.strideD), "D"));
+  KILN_RETURN_IF_ERROR(checkSize(s.a, need(s.m, s.k, s.strideA, abElem), "A"));
+  KILN_RETURN_IF_ERROR(checkSize(s.b, need(s.k, s.n, s.strideB, abElem), "B"));
+  KILN_RETURN_IF_ERROR(checkSize(s.d, need(s.m, s.n, s.strideD, cdElem), "D"));
   if (s.c)
-    KILN_RETURN_IF_ERROR(checkSize(*s.c, need(s.m, s.n, s.strideC), "C"));
+    KILN_RETURN_IF_ERROR(checkSize(*s.c, need(s.m, s.n, s.strideC, cdElem), "C"));
   if (s.bias)
-    KILN_RETURN_IF_ERROR(checkSize(*s.bias, static_cast<uint64_t>(s.n) * elem, "bias"));
+    KILN_RETURN_IF_ERROR(checkSize(*s.bias, static_cast<uint64_t>(s.n) * cdElem, "bias"));
 
   auto problem = std::unique_ptr<GemmProblem>(new GemmProblem());
   problem->plan_ = &plan;
   problem->step_ = s;
   problem->label_ = std::move(label);
-  problem->type_ = type;
+  problem->typeAB_ = *abType;
+  problem->typeCD_ = *cdType;
   const std::string &what = problem->label_;
 
+  // fp32 accumulation always; TF32 tensor cores only where f32 operands allow them (half
+  // operands run on tensor cores under CUBLAS_COMPUTE_32F anyway).
   cublasComputeType_t compute =
-      (s.dtype == plan::DType::F32 && s.math == plan::MathMode::TF32) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+      (ab == plan::DType::F32 && s.math == plan::MathMode::TF32) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   problem->compute_ = compute;
   cublasLtMatmulDesc_t desc = nullptr;
   KILN_RETURN_IF_ERROR(cublasStatus(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F), what + ": cublasLtMatmulDescCreate"));
@@ -144,32 +167,36 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
   cublasLtEpilogue_t epilogue = epilogueOf(s);
   KILN_RETURN_IF_ERROR(setDesc(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue, what + ": setting the epilogue"));
 
-  auto layout = [&](int64_t rows, int64_t cols, int64_t stride, MatrixLayout &out) -> Status {
+  auto layout = [&](cudaDataType_t type, int64_t rows, int64_t cols, int64_t stride, MatrixLayout &out) -> Status {
     auto l = makeLayout(type, rows, cols, s.batch, stride, what + ": cublasLtMatrixLayoutCreate");
     if (!l.isOk())
       return l.status();
     out = std::move(l).value();
     return Status::ok();
   };
-  KILN_RETURN_IF_ERROR(s.transB ? layout(s.k, s.n, s.strideB, problem->layoutA_)
-                                : layout(s.n, s.k, s.strideB, problem->layoutA_));
-  KILN_RETURN_IF_ERROR(s.transA ? layout(s.m, s.k, s.strideA, problem->layoutB_)
-                                : layout(s.k, s.m, s.strideA, problem->layoutB_));
-  KILN_RETURN_IF_ERROR(layout(s.n, s.m, s.c ? s.strideC : s.strideD, problem->layoutC_));
-  KILN_RETURN_IF_ERROR(layout(s.n, s.m, s.strideD, problem->layoutD_));
+  KILN_RETURN_IF_ERROR(s.transB ? layout(*abType, s.k, s.n, s.strideB, problem->layoutA_)
+                                : layout(*abType, s.n, s.k, s.strideB, problem->layoutA_));
+  KILN_RETURN_IF_ERROR(s.transA ? layout(*abType, s.m, s.k, s.strideA, problem->layoutB_)
+                                : layout(*abType, s.k, s.m, s.strideA, problem->layoutB_));
+  KILN_RETURN_IF_ERROR(layout(*cdType, s.n, s.m, s.c ? s.strideC : s.strideD, problem->layoutC_));
+  KILN_RETURN_IF_ERROR(layout(*cdType, s.n, s.m, s.strideD, problem->layoutD_));
 
   auto offset = [&](uint32_t idx) { return plan.buffers[idx].offset; };
-  auto strideBytes = [&](int64_t stride) { return s.batch > 1 ? static_cast<uint64_t>(stride) * elem : 0; };
-  problem->alignA_ = alignmentOf({offset(s.b), strideBytes(s.strideB)});
-  problem->alignB_ = alignmentOf({offset(s.a), strideBytes(s.strideA)});
-  problem->alignC_ = s.c ? alignmentOf({offset(*s.c), strideBytes(s.strideC)}) : alignmentOf({offset(s.d), strideBytes(s.strideD)});
-  problem->alignD_ = alignmentOf({offset(s.d), strideBytes(s.strideD)});
+  auto strideBytes = [&](int64_t stride, size_t elem) {
+    return s.batch > 1 ? static_cast<uint64_t>(stride) * elem : 0;
+  };
+  problem->alignA_ = alignmentOf({offset(s.b), strideBytes(s.strideB, abElem)});
+  problem->alignB_ = alignmentOf({offset(s.a), strideBytes(s.strideA, abElem)});
+  problem->alignC_ = s.c ? alignmentOf({offset(*s.c), strideBytes(s.strideC, cdElem)})
+                         : alignmentOf({offset(s.d), strideBytes(s.strideD, cdElem)});
+  problem->alignD_ = alignmentOf({offset(s.d), strideBytes(s.strideD, cdElem)});
   return problem;
 }
 
 std::string GemmProblem::key(uint64_t workspaceLimit) const {
   const plan::GemmStep &s = step_;
-  std::string k = "gemm " + std::string(plan::dtypeName(s.dtype)) + (s.math == plan::MathMode::TF32 ? " tf32" : " fp32");
+  std::string k = "gemm " + operandTypes(*plan_, s) +
+                  (compute_ == CUBLAS_COMPUTE_32F_FAST_TF32 ? " compute=tf32" : " compute=f32");
   k += " b=" + std::to_string(s.batch) + " m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
        " k=" + std::to_string(s.k);
   k += std::string(" ta=") + (s.transA ? "1" : "0") + " tb=" + (s.transB ? "1" : "0");
@@ -300,7 +327,7 @@ StatusOr<uint64_t> GemmProblem::check(const DeviceResources &res, const TunedAlg
                                     label_ + ": reading the cached algorithm's id"));
   std::vector<int> ids(256);
   int count = 0;
-  KILN_RETURN_IF_ERROR(cublasStatus(cublasLtMatmulAlgoGetIds(res.cublasLt, compute_, CUDA_R_32F, type_, type_, type_, type_,
+  KILN_RETURN_IF_ERROR(cublasStatus(cublasLtMatmulAlgoGetIds(res.cublasLt, compute_, CUDA_R_32F, typeAB_, typeAB_, typeCD_, typeCD_,
                                                              static_cast<int>(ids.size()), ids.data(), &count),
                                     label_ + ": cublasLtMatmulAlgoGetIds"));
   if (std::find(ids.begin(), ids.begin() + std::max(count, 0), id) == ids.begin() + std::max(count, 0))

@@ -27,7 +27,8 @@ using MatmulPreference = Owned<cublasLtMatmulPreference_t, cublasLtMatmulPrefere
 
 class GemmProblem {
 public:
-  /// Checks the step (dtype, sizes, C present when beta != 0) and builds the descriptors.
+  /// Checks the step (operand types, sizes, C present when beta != 0) and builds the
+  /// descriptors. Each operand's element type is its buffer's.
   /// `label` names the step in messages.
   static StatusOr<std::unique_ptr<GemmProblem>> create(const plan::Plan &plan, const plan::GemmStep &step,
                                                        std::string label);
@@ -52,7 +53,7 @@ private:
   Status matmul(const DeviceResources &res, const cublasLtMatmulAlgo_t &algo, uint64_t workspaceBytes);
 
   cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
-  cudaDataType_t type_ = CUDA_R_32F;
+  cudaDataType_t typeAB_ = CUDA_R_32F, typeCD_ = CUDA_R_32F; // plan A and B; C, D and bias
   const plan::Plan *plan_ = nullptr;
   plan::GemmStep step_;
   std::string label_;

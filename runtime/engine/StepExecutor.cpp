@@ -14,6 +14,10 @@ std::string stepLabel(const plan::Step &step, size_t index) {
   return "step " + std::to_string(index) + " '" + step.name + "' (" + step.op + ")";
 }
 
+std::string operandTypeName(const plan::Plan &plan, std::optional<uint32_t> buffer) {
+  return buffer ? std::string(plan::dtypeName(plan.buffers[*buffer].dtype)) : std::string("-");
+}
+
 void *bufferAddress(const plan::Plan &plan, uint32_t buffer, const DeviceResources &res) {
   const plan::Buffer &b = plan.buffers[buffer];
   const uint8_t *base = b.space == plan::MemorySpace::Weights ? res.weights : res.arena;

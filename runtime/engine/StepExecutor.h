@@ -38,6 +38,9 @@ struct DeviceResources {
 /// "step 3 'conv1' (kiln.conv)": how every message names a step.
 std::string stepLabel(const plan::Step &step, size_t index);
 
+/// The element type of an operand's buffer ("bf16"), "-" for an absent optional operand.
+std::string operandTypeName(const plan::Plan &plan, std::optional<uint32_t> buffer);
+
 /// Device address of a buffer: arena or weights base plus its offset.
 void *bufferAddress(const plan::Plan &plan, uint32_t buffer, const DeviceResources &res);
 

@@ -13,11 +13,22 @@
 // Conventions:
 // - Offsets of buffers are multiples of kBufferAlignment inside their memory space.
 // - Tensors are dense, row-major (C order); element types below; bool is one byte (0/1).
+// - Every buffer records the element type and shape of the tensor it holds; a step reads the
+//   type of each operand from its buffer, so operands of one step may differ in type.
 // - Every index (buffer, image) is checked against its table when a plan is read.
+//
+// The schema is declarative: each struct lists its fields once, in file order, in
+// visitFields(self, v), with the tags of FieldTags.h on the fields that need a role (buffer
+// and image indices, tensor types, blobs, versions). The file encoding, the decoder, the
+// index and enum checks, the text and JSON views and FORMAT.md's record table all follow from
+// those lists: adding a field is a change here (and a kFormatVersion bump), nowhere else.
+// Equality is the defaulted operator== of each struct.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RUNTIME_PLAN_PLAN_H
 #define KILN_RUNTIME_PLAN_PLAN_H
+
+#include "runtime/plan/FieldTags.h"
 
 #include <array>
 #include <cstddef>
@@ -33,7 +44,7 @@
 namespace kiln::plan {
 
 /// Format version of the container; bump on any incompatible change of the byte layout.
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 /// Alignment of buffer offsets in the arena and in the weights blob.
 inline constexpr uint64_t kBufferAlignment = 256;
 /// Alignment of the weights blob's offset in the file (a page, so it can be memory-mapped).
@@ -61,27 +72,50 @@ size_t dtypeBytes(DType type);
 std::string_view dtypeName(DType type);
 std::optional<DType> parseDType(std::string_view name);
 bool isFloat(DType type);
+/// Bytes of a dense tensor; nullopt for a negative dimension, an unknown type or a size that
+/// does not fit 64 bits.
+std::optional<uint64_t> denseBytes(std::span<const int64_t> shape, DType dtype);
 
 enum class MemorySpace : uint8_t {
   Arena = 1,   // per execution context: inputs, outputs, intermediates, scratch
   Weights = 2, // per engine, read-only, uploaded once
 };
 
-/// A byte range in one memory space. Views (reshape and the like) are buffers that share the
-/// range of the tensor they view.
+/// A tensor in a byte range of one memory space. Views (reshape and the like) are buffers that
+/// share the range of the tensor they view, with their own shape. Scratch space of a kernel is
+/// a u8 tensor of shape {bytes}. bytes == product(shape) * dtypeBytes(dtype).
 struct Buffer {
   std::string name; // the value it holds, for messages and inspect (e.g. "conv1/Relu_output_0")
   MemorySpace space = MemorySpace::Arena;
   uint64_t offset = 0;
   uint64_t bytes = 0;
+  DType dtype = DType::U8;
+  std::vector<int64_t> shape;
+
+  template <class Self, class V> static void visitFields(Self &self, V &&v) {
+    v("name", self.name);
+    v("space", self.space);
+    v("offset", self.offset);
+    v("bytes", self.bytes);
+    v("type", tensorType(self.dtype, self.shape));
+  }
+  bool operator==(const Buffer &) const = default;
 };
 
-/// A model input or output: where the caller's data goes in or comes out.
+/// A model input or output: where the caller's data goes in or comes out. Its type and shape
+/// are those of its buffer.
 struct TensorBinding {
   std::string name;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   uint32_t buffer = 0; // index into Plan::buffers (always an Arena buffer)
+
+  template <class Self, class V> static void visitFields(Self &self, V &&v) {
+    v("name", self.name);
+    v("type", tensorType(self.dtype, self.shape));
+    v("buffer", bufferRef(self.buffer));
+  }
+  bool operator==(const TensorBinding &) const = default;
 };
 
 /// Code for the GPU, compiled by NVRTC at compile time.
@@ -90,20 +124,45 @@ struct KernelImage {
   uint32_t smVersion = 90;     // the cubin's target, e.g. 90 for sm_90
   std::vector<uint8_t> cubin;  // ELF for smVersion
   std::string ptx;             // the same code as PTX, for JIT on newer GPUs
+
+  template <class Self, class V> static void visitFields(Self &self, V &&v) {
+    v("name", self.name);
+    v("smVersion", self.smVersion);
+    v("cubin", blob(self.cubin));
+    v("ptx", blob(self.ptx));
+  }
+  bool operator==(const KernelImage &) const = default;
 };
+
+// The step kinds below carry kTag, their explicit tag in the file (never the std::variant
+// index, which would change the format whenever someone reorders the variant), and kKind,
+// their name in the views.
 
 /// A generated kernel launch. Every argument is a device pointer (the start of a buffer); all
 /// shapes are compile-time constants inside the kernel.
 struct KernelStep {
+  static constexpr uint8_t kTag = 1;
+  static constexpr const char *kKind = "kernel";
   uint32_t image = 0;                      // index into Plan::images
   std::string function;                    // extern "C" __global__ name in the image
   std::array<uint32_t, 3> grid = {1, 1, 1};
   std::array<uint32_t, 3> block = {1, 1, 1};
   uint32_t sharedBytes = 0;                // dynamic shared memory
   std::vector<uint32_t> args;              // buffer indices, in parameter order
+
+  template <class Self, class V> static void visitFields(Self &self, V &&v) {
+    v("image", imageRef(self.image));
+    v("function", self.function);
+    v("grid", self.grid);
+    v("block", self.block);
+    v("sharedBytes", self.sharedBytes);
+    v("args", bufferRef(self.args));
+  }
+  bool operator==(const KernelStep &) const = default;
 };
 
-/// How fp32 tensor-core math is allowed.
+/// How fp32 tensor-core math is allowed. It matters for f32 operands only: f16 and bf16
+/// operands always run on tensor cores with fp32 accumulation.
 enum class MathMode : uint8_t {
   StrictF32 = 0, // IEEE fp32 FMA only (cuDNN CUDNN_FMA_MATH, cuBLASLt CUBLAS_COMPUTE_32F)
   TF32 = 1,      // TF32 tensor cores (CUDNN_TENSOR_OP_MATH, CUBLAS_COMPUTE_32F_FAST_TF32)
@@ -117,8 +176,11 @@ enum class Activation : uint8_t { None = 0, Relu = 1, Gelu = 2 /* tanh approxima
 /// C and D are m x n, bias has n elements (broadcast over rows). Strides are in elements
 /// between consecutive batch matrices; 0 broadcasts one matrix over the batch.
 /// C may be the same buffer as D (in-place accumulate).
+/// Element types (of the operands' buffers): A and B share one of f32, f16, bf16; D has A's
+/// type or f32; C and bias have D's type. Accumulation is fp32.
 struct GemmStep {
-  DType dtype = DType::F32; // of A, B, C, D and bias
+  static constexpr uint8_t kTag = 2;
+  static constexpr const char *kKind = "gemm";
   MathMode math = MathMode::StrictF32;
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transA = false, transB = false;
@@ -128,6 +190,29 @@ struct GemmStep {
   uint32_t a = 0, b = 0, d = 0;
   std::optional<uint32_t> c;    // required when beta != 0
   std::optional<uint32_t> bias; // n elements
+
+  template <class Self, class V> static void visitFields(Self &self, V &&v) {
+    v("math", self.math);
+    v("batch", self.batch);
+    v("m", self.m);
+    v("n", self.n);
+    v("k", self.k);
+    v("transA", self.transA);
+    v("transB", self.transB);
+    v("strideA", self.strideA);
+    v("strideB", self.strideB);
+    v("strideC", self.strideC);
+    v("strideD", self.strideD);
+    v("alpha", self.alpha);
+    v("beta", self.beta);
+    v("activation", self.activation);
+    v("a", bufferRef(self.a));
+    v("b", bufferRef(self.b));
+    v("d", bufferRef(self.d));
+    v("c", bufferRef(self.c));
+    v("bias", bufferRef(self.bias));
+  }
+  bool operator==(const GemmStep &) const = default;
 };
 
 /// N-d convolution on cuDNN, NCHW-style layout (x: N,C,spatial...; w: K,C/groups,kernel...).
@@ -135,8 +220,10 @@ struct GemmStep {
 /// Padding is symmetric (codegen pads explicitly otherwise). With `transpose` the step is a
 /// ConvTranspose computed as cuDNN's backward-data: then x is the (smaller) input, w is
 /// C,K/groups,kernel... as in ONNX, and y the larger output.
+/// x, w, y and bias share one element type: f32, f16 or bf16. Accumulation is fp32.
 struct ConvStep {
-  DType dtype = DType::F32;
+  static constexpr uint8_t kTag = 3;
+  static constexpr const char *kKind = "conv";
   MathMode math = MathMode::StrictF32;
   bool transpose = false;
   std::vector<int64_t> xShape, wShape, yShape;
@@ -147,12 +234,39 @@ struct ConvStep {
   Activation activation = Activation::None; // only None or Relu
   uint32_t x = 0, w = 0, y = 0;
   std::optional<uint32_t> bias; // K (or output channels) elements, added per channel
+
+  template <class Self, class V> static void visitFields(Self &self, V &&v) {
+    v("math", self.math);
+    v("transpose", self.transpose);
+    v("xShape", self.xShape);
+    v("wShape", self.wShape);
+    v("yShape", self.yShape);
+    v("pads", self.pads);
+    v("strides", self.strides);
+    v("dilations", self.dilations);
+    v("groups", self.groups);
+    v("activation", self.activation);
+    v("x", bufferRef(self.x));
+    v("w", bufferRef(self.w));
+    v("y", bufferRef(self.y));
+    v("bias", bufferRef(self.bias));
+  }
+  bool operator==(const ConvStep &) const = default;
 };
 
 /// Device-to-device copy of `bytes` from the start of src to the start of dst.
 struct CopyStep {
+  static constexpr uint8_t kTag = 4;
+  static constexpr const char *kKind = "copy";
   uint32_t src = 0, dst = 0;
   uint64_t bytes = 0;
+
+  template <class Self, class V> static void visitFields(Self &self, V &&v) {
+    v("src", bufferRef(self.src));
+    v("dst", bufferRef(self.dst));
+    v("bytes", self.bytes);
+  }
+  bool operator==(const CopyStep &) const = default;
 };
 
 using StepParams = std::variant<KernelStep, GemmStep, ConvStep, CopyStep>;
@@ -160,7 +274,14 @@ using StepParams = std::variant<KernelStep, GemmStep, ConvStep, CopyStep>;
 struct Step {
   std::string name; // the ONNX node (or kiln op location) it comes from, for messages/profiles
   std::string op;   // the kiln op, e.g. "kiln.conv"
-  StepParams params;
+  StepParams params; // in the file: the alternative's kTag, then its fields
+
+  template <class Self, class V> static void visitFields(Self &self, V &&v) {
+    v("name", self.name);
+    v("op", self.op);
+    v("params", self.params);
+  }
+  bool operator==(const Step &) const = default;
 };
 /// What runs a step: "kernel" (generated), "cublaslt", "cudnn" or "copy".
 std::string_view stepRunner(const Step &step);
@@ -176,6 +297,19 @@ struct Metadata {
   std::string model;            // source model file name (no directory), for inspect
   uint64_t arenaBytes = 0;      // activation arena size (peak of the memory plan)
   uint64_t arenaLowerBound = 0; // liveness lower bound of the same program
+
+  template <class Self, class V> static void visitFields(Self &self, V &&v) {
+    v("compilerVersion", self.compilerVersion);
+    v("computeCapability", self.computeCapability);
+    v("cudaVersion", asCudaVersion(self.cudaVersion));
+    v("cudnnVersion", asLibraryVersion(self.cudnnVersion));
+    v("cublasLtVersion", asLibraryVersion(self.cublasLtVersion));
+    v("precision", self.precision);
+    v("model", self.model);
+    v("arenaBytes", self.arenaBytes);
+    v("arenaLowerBound", self.arenaLowerBound);
+  }
+  bool operator==(const Metadata &) const = default;
 };
 
 struct Plan {
@@ -192,6 +326,8 @@ struct Plan {
 
   /// Points `weights` at a copy of `bytes` owned by the plan.
   void setWeights(std::vector<uint8_t> bytes);
+  /// Same content: every field, and the weights byte for byte (wherever they are stored).
+  bool operator==(const Plan &other) const;
 };
 
 //===-- Reading and writing (PlanIO.cpp) -----------------------------------===//

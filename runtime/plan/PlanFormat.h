@@ -24,7 +24,7 @@ inline constexpr size_t kHeaderSizeOffset = 12;       // u32 kHeaderSize
 inline constexpr size_t kSectionCountOffset = 16;     // u32 kSectionCount
 inline constexpr size_t kSectionEntrySizeOffset = 20; // u32 kSectionEntrySize
 inline constexpr size_t kFileSizeOffset = 24;         // u64 total file bytes
-inline constexpr size_t kFlagsOffset = 32;            // u32, 0 (no flags in version 1)
+inline constexpr size_t kFlagsOffset = 32;            // u32, 0 (no flags are defined)
 inline constexpr size_t kHeaderChecksumOffset = 36;   // u32 CRC-32C of [0,36) + section table
 inline constexpr uint32_t kHeaderSize = 40;
 
@@ -35,7 +35,7 @@ inline constexpr size_t kEntryOffsetOffset = 8;
 inline constexpr size_t kEntrySizeOffset = 16;
 inline constexpr uint32_t kSectionEntrySize = 24;
 
-/// Section kinds, also their order in the file. Version 1 files hold each exactly once.
+/// Section kinds, also their order in the file. A file holds each exactly once.
 enum class SectionKind : uint32_t {
   Metadata = 1,
   Tensors = 2,
@@ -59,10 +59,6 @@ inline std::string_view sectionName(SectionKind kind) {
   }
   return "unknown";
 }
-
-/// Explicit tags of the StepParams alternatives (never std::variant::index(), which would change
-/// the file format whenever someone reorders the variant).
-enum class StepTag : uint8_t { Kernel = 1, Gemm = 2, Conv = 3, Copy = 4 };
 
 } // namespace kiln::plan::format
 

@@ -97,9 +97,9 @@ Status checkHeader(std::span<const uint8_t> bytes, const std::string &origin) {
       entrySize != format::kSectionEntrySize)
     return invalidPlan(origin, "header says header size " + std::to_string(headerSize) + ", " +
                                    std::to_string(sectionCount) + " sections of " + std::to_string(entrySize) +
-                                   " bytes; format version 1 has " + std::to_string(format::kHeaderSize) + ", " +
-                                   std::to_string(format::kSectionCount) + " and " +
-                                   std::to_string(format::kSectionEntrySize), kDamaged);
+                                   " bytes; format version " + std::to_string(kFormatVersion) + " has " +
+                                   std::to_string(format::kHeaderSize) + ", " + std::to_string(format::kSectionCount) +
+                                   " and " + std::to_string(format::kSectionEntrySize), kDamaged);
   if (bytes.size() < format::kFirstSectionOffset)
     return invalidPlan(origin, "the file is truncated: " + std::to_string(bytes.size()) +
                                    " bytes, the header and section table have " +
@@ -114,7 +114,8 @@ Status checkHeader(std::span<const uint8_t> bytes, const std::string &origin) {
     return invalidPlan(origin, "size mismatch: the header says " + std::to_string(fileSize) + " bytes but there are " +
                                    std::to_string(bytes.size()), kDamaged);
   if (uint32_t flags = load32(bytes, format::kFlagsOffset))
-    return invalidPlan(origin, "the header has flags " + std::to_string(flags) + " that format version 1 does not define");
+    return invalidPlan(origin, "the header has flags " + std::to_string(flags) + " that format version " +
+                                   std::to_string(kFormatVersion) + " does not define");
   return Status::ok();
 }
 

@@ -1,320 +1,187 @@
 //===- PlanSections.cpp - encoding of the plan file's sections -------------===//
 //
-// Encoders and decoders are written side by side, field by field in the same order, so that a
-// change to one is hard to make without the other. Enums are written as their declared values
-// (the numbers in Plan.h) and range-checked later by validatePlan, which has to check them for
-// in-memory plans anyway.
+// One encoder and one decoder, both driven by the structs' visitFields lists (Plan.h), so the
+// two cannot drift apart and a new field needs no code here. They are written side by side,
+// type by type in the same order. Enums are written as their declared values (the numbers in
+// Plan.h) and range-checked later by validatePlan, which has to check them for in-memory plans
+// anyway.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/plan/PlanSections.h"
 
 #include "runtime/plan/ByteStream.h"
+#include "runtime/plan/StepKinds.h"
 
 namespace kiln::plan::detail {
 namespace {
 using format::SectionKind;
-using format::StepTag;
 
-// Smallest encodings of one vector element: count() refuses lengths that cannot fit.
-constexpr size_t kMinStringBytes = 8;
-constexpr size_t kMinBindingBytes = kMinStringBytes + 1 + 8 + 4;
-constexpr size_t kMinBufferBytes = kMinStringBytes + 1 + 8 + 8;
-constexpr size_t kMinStepBytes = 2 * kMinStringBytes + 1;
-constexpr size_t kMinImageBytes = kMinStringBytes + 4 + 8 + 8;
+template <class T> inline constexpr bool kUnhandled = false;
 
-//===-- metadata ----------------------------------------------------------===//
+/// Writes fields in visitFields order. With `tagsOnly`, a step's params are just their tag:
+/// how smallestEncoding() measures the least a record can take.
+class Encoder {
+public:
+  explicit Encoder(ByteWriter &w, bool tagsOnly = false) : w_(w), tagsOnly_(tagsOnly) {}
 
-void encodeMetadata(ByteWriter &w, const Metadata &m) {
-  w.str(m.compilerVersion);
-  w.u32(m.computeCapability);
-  w.u32(m.cudaVersion);
-  w.u32(m.cudnnVersion);
-  w.u32(m.cublasLtVersion);
-  w.str(m.precision);
-  w.str(m.model);
-  w.u64(m.arenaBytes);
-  w.u64(m.arenaLowerBound);
-}
-
-void decodeMetadata(ByteReader &r, Metadata &m) {
-  m.compilerVersion = r.str("compiler version");
-  m.computeCapability = r.u32("compute capability");
-  m.cudaVersion = r.u32("CUDA version");
-  m.cudnnVersion = r.u32("cuDNN version");
-  m.cublasLtVersion = r.u32("cuBLASLt version");
-  m.precision = r.str("precision");
-  m.model = r.str("model name");
-  m.arenaBytes = r.u64("arena bytes");
-  m.arenaLowerBound = r.u64("arena lower bound");
-}
-
-//===-- tensors (inputs, outputs) -----------------------------------------===//
-
-void encodeBindings(ByteWriter &w, const std::vector<TensorBinding> &bindings) {
-  w.u64(bindings.size());
-  for (const TensorBinding &b : bindings) {
-    w.str(b.name);
-    w.u8(static_cast<uint8_t>(b.dtype));
-    w.i64s(b.shape);
-    w.u32(b.buffer);
-  }
-}
-
-std::vector<TensorBinding> decodeBindings(ByteReader &r, const char *what, std::string &where) {
-  uint64_t n = r.count(what, kMinBindingBytes);
-  std::vector<TensorBinding> bindings;
-  for (uint64_t i = 0; i < n && !r.failed(); ++i) {
-    where = std::string(what) + " " + std::to_string(i);
-    TensorBinding b;
-    b.name = r.str("name");
-    b.dtype = static_cast<DType>(r.u8("dtype"));
-    b.shape = r.i64s("shape");
-    b.buffer = r.u32("buffer index");
-    bindings.push_back(std::move(b));
-  }
-  return bindings;
-}
-
-//===-- buffers -----------------------------------------------------------===//
-
-void encodeBuffers(ByteWriter &w, const std::vector<Buffer> &buffers) {
-  w.u64(buffers.size());
-  for (const Buffer &b : buffers) {
-    w.str(b.name);
-    w.u8(static_cast<uint8_t>(b.space));
-    w.u64(b.offset);
-    w.u64(b.bytes);
-  }
-}
-
-void decodeBuffers(ByteReader &r, std::vector<Buffer> &buffers, std::string &where) {
-  uint64_t n = r.count("buffer count", kMinBufferBytes);
-  for (uint64_t i = 0; i < n && !r.failed(); ++i) {
-    where = "buffer " + std::to_string(i);
-    Buffer b;
-    b.name = r.str("name");
-    b.space = static_cast<MemorySpace>(r.u8("memory space"));
-    b.offset = r.u64("offset");
-    b.bytes = r.u64("bytes");
-    buffers.push_back(std::move(b));
-  }
-}
-
-//===-- steps -------------------------------------------------------------===//
-
-void encodeStep(ByteWriter &w, const Step &step) {
-  w.str(step.name);
-  w.str(step.op);
-  if (const auto *k = std::get_if<KernelStep>(&step.params)) {
-    w.u8(static_cast<uint8_t>(StepTag::Kernel));
-    w.u32(k->image);
-    w.str(k->function);
-    for (uint32_t v : k->grid)
-      w.u32(v);
-    for (uint32_t v : k->block)
-      w.u32(v);
-    w.u32(k->sharedBytes);
-    w.u32s(k->args);
-  } else if (const auto *g = std::get_if<GemmStep>(&step.params)) {
-    w.u8(static_cast<uint8_t>(StepTag::Gemm));
-    w.u8(static_cast<uint8_t>(g->dtype));
-    w.u8(static_cast<uint8_t>(g->math));
-    w.i64(g->batch);
-    w.i64(g->m);
-    w.i64(g->n);
-    w.i64(g->k);
-    w.boolean(g->transA);
-    w.boolean(g->transB);
-    w.i64(g->strideA);
-    w.i64(g->strideB);
-    w.i64(g->strideC);
-    w.i64(g->strideD);
-    w.f32(g->alpha);
-    w.f32(g->beta);
-    w.u8(static_cast<uint8_t>(g->activation));
-    w.u32(g->a);
-    w.u32(g->b);
-    w.u32(g->d);
-    w.optionalU32(g->c);
-    w.optionalU32(g->bias);
-  } else if (const auto *c = std::get_if<ConvStep>(&step.params)) {
-    w.u8(static_cast<uint8_t>(StepTag::Conv));
-    w.u8(static_cast<uint8_t>(c->dtype));
-    w.u8(static_cast<uint8_t>(c->math));
-    w.boolean(c->transpose);
-    w.i64s(c->xShape);
-    w.i64s(c->wShape);
-    w.i64s(c->yShape);
-    w.i64s(c->pads);
-    w.i64s(c->strides);
-    w.i64s(c->dilations);
-    w.i64(c->groups);
-    w.u8(static_cast<uint8_t>(c->activation));
-    w.u32(c->x);
-    w.u32(c->w);
-    w.u32(c->y);
-    w.optionalU32(c->bias);
-  } else {
-    const auto &copy = std::get<CopyStep>(step.params);
-    w.u8(static_cast<uint8_t>(StepTag::Copy));
-    w.u32(copy.src);
-    w.u32(copy.dst);
-    w.u64(copy.bytes);
-  }
-}
-
-KernelStep decodeKernel(ByteReader &r) {
-  KernelStep k;
-  k.image = r.u32("image index");
-  k.function = r.str("function name");
-  for (uint32_t &v : k.grid)
-    v = r.u32("grid");
-  for (uint32_t &v : k.block)
-    v = r.u32("block");
-  k.sharedBytes = r.u32("shared bytes");
-  k.args = r.u32s("arguments");
-  return k;
-}
-
-GemmStep decodeGemm(ByteReader &r) {
-  GemmStep g;
-  g.dtype = static_cast<DType>(r.u8("dtype"));
-  g.math = static_cast<MathMode>(r.u8("math mode"));
-  g.batch = r.i64("batch");
-  g.m = r.i64("m");
-  g.n = r.i64("n");
-  g.k = r.i64("k");
-  g.transA = r.boolean("transA");
-  g.transB = r.boolean("transB");
-  g.strideA = r.i64("strideA");
-  g.strideB = r.i64("strideB");
-  g.strideC = r.i64("strideC");
-  g.strideD = r.i64("strideD");
-  g.alpha = r.f32("alpha");
-  g.beta = r.f32("beta");
-  g.activation = static_cast<Activation>(r.u8("activation"));
-  g.a = r.u32("a");
-  g.b = r.u32("b");
-  g.d = r.u32("d");
-  g.c = r.optionalU32("c");
-  g.bias = r.optionalU32("bias");
-  return g;
-}
-
-ConvStep decodeConv(ByteReader &r) {
-  ConvStep c;
-  c.dtype = static_cast<DType>(r.u8("dtype"));
-  c.math = static_cast<MathMode>(r.u8("math mode"));
-  c.transpose = r.boolean("transpose");
-  c.xShape = r.i64s("x shape");
-  c.wShape = r.i64s("w shape");
-  c.yShape = r.i64s("y shape");
-  c.pads = r.i64s("pads");
-  c.strides = r.i64s("strides");
-  c.dilations = r.i64s("dilations");
-  c.groups = r.i64("groups");
-  c.activation = static_cast<Activation>(r.u8("activation"));
-  c.x = r.u32("x");
-  c.w = r.u32("w");
-  c.y = r.u32("y");
-  c.bias = r.optionalU32("bias");
-  return c;
-}
-
-CopyStep decodeCopy(ByteReader &r) {
-  CopyStep c;
-  c.src = r.u32("src");
-  c.dst = r.u32("dst");
-  c.bytes = r.u64("bytes");
-  return c;
-}
-
-void decodeSteps(ByteReader &r, std::vector<Step> &steps, std::string &where) {
-  uint64_t n = r.count("step count", kMinStepBytes);
-  for (uint64_t i = 0; i < n && !r.failed(); ++i) {
-    where = "step " + std::to_string(i);
-    Step step;
-    step.name = r.str("name");
-    step.op = r.str("op");
-    where += " '" + step.name + "'";
-    uint8_t tag = r.u8("step kind");
-    switch (static_cast<StepTag>(tag)) {
-    case StepTag::Kernel: step.params = decodeKernel(r); break;
-    case StepTag::Gemm: step.params = decodeGemm(r); break;
-    case StepTag::Conv: step.params = decodeConv(r); break;
-    case StepTag::Copy: step.params = decodeCopy(r); break;
-    default:
-      if (!r.failed())
-        r.fail("unknown step kind " + std::to_string(tag) + " (this kiln knows 1=kernel, 2=gemm, 3=conv, 4=copy)");
+  template <class T> void operator()(const char *key, T &&field) {
+    using F = std::remove_cvref_t<T>;
+    if constexpr (kIsTag<F>) {
+      visitUntagged(*this, key, field);
+    } else if constexpr (std::is_enum_v<F>) {
+      w_.u8(static_cast<uint8_t>(field));
+    } else if constexpr (std::is_same_v<F, bool>) {
+      w_.boolean(field);
+    } else if constexpr (std::is_same_v<F, uint32_t>) {
+      w_.u32(field);
+    } else if constexpr (std::is_same_v<F, uint64_t>) {
+      w_.u64(field);
+    } else if constexpr (std::is_same_v<F, int64_t>) {
+      w_.i64(field);
+    } else if constexpr (std::is_same_v<F, float>) {
+      w_.f32(field);
+    } else if constexpr (std::is_same_v<F, std::string>) {
+      w_.str(field);
+    } else if constexpr (std::is_same_v<F, std::vector<uint8_t>>) {
+      w_.bytes(field);
+    } else if constexpr (std::is_same_v<F, std::vector<int64_t>>) {
+      w_.i64s(field);
+    } else if constexpr (std::is_same_v<F, std::vector<uint32_t>>) {
+      w_.u32s(field);
+    } else if constexpr (std::is_same_v<F, std::optional<uint32_t>>) {
+      w_.optionalU32(field);
+    } else if constexpr (std::is_same_v<F, std::array<uint32_t, 3>>) {
+      for (uint32_t v : field)
+        w_.u32(v);
+    } else if constexpr (std::is_same_v<F, StepParams>) {
+      std::visit(
+          [&](const auto &params) {
+            w_.u8(params.kTag);
+            if (!tagsOnly_)
+              std::decay_t<decltype(params)>::visitFields(params, *this);
+          },
+          field);
+    } else if constexpr (kIsRecordVector<F>) {
+      w_.u64(field.size());
+      for (const auto &element : field)
+        (*this)(key, element);
+    } else if constexpr (PlanRecord<F>) {
+      F::visitFields(field, *this);
+    } else {
+      static_assert(kUnhandled<F>, "a plan field type the encoder does not know");
     }
-    steps.push_back(std::move(step));
   }
+
+private:
+  ByteWriter &w_;
+  bool tagsOnly_;
+};
+
+/// The fewest bytes a T takes (empty strings and vectors, no optional values, a step's tag
+/// alone): decoding refuses a count of T's that cannot fit in what is left.
+template <PlanRecord T> size_t smallestEncoding() {
+  static const size_t bytes = [] {
+    ByteWriter w;
+    const T empty{};
+    T::visitFields(empty, Encoder(w, /*tagsOnly=*/true));
+    return w.take().size();
+  }();
+  return bytes;
 }
 
-//===-- images ------------------------------------------------------------===//
+/// Reads what Encoder writes. `where` names the element being read, for messages: its label
+/// and index, and its name once that is read ("step 3 'conv1'").
+class Decoder {
+public:
+  Decoder(ByteReader &r, std::string &where) : r_(r), where_(where) {}
 
-void encodeImages(ByteWriter &w, const std::vector<KernelImage> &images) {
-  w.u64(images.size());
-  for (const KernelImage &image : images) {
-    w.str(image.name);
-    w.u32(image.smVersion);
-    w.bytes(image.cubin);
-    w.str(image.ptx);
+  template <class T> void operator()(const char *key, T &&field) {
+    using F = std::remove_cvref_t<T>;
+    if constexpr (kIsTag<F>) {
+      visitUntagged(*this, key, field);
+    } else if constexpr (std::is_enum_v<F>) {
+      field = static_cast<F>(r_.u8(key));
+    } else if constexpr (std::is_same_v<F, bool>) {
+      field = r_.boolean(key);
+    } else if constexpr (std::is_same_v<F, uint32_t>) {
+      field = r_.u32(key);
+    } else if constexpr (std::is_same_v<F, uint64_t>) {
+      field = r_.u64(key);
+    } else if constexpr (std::is_same_v<F, int64_t>) {
+      field = r_.i64(key);
+    } else if constexpr (std::is_same_v<F, float>) {
+      field = r_.f32(key);
+    } else if constexpr (std::is_same_v<F, std::string>) {
+      field = r_.str(key);
+    } else if constexpr (std::is_same_v<F, std::vector<uint8_t>>) {
+      field = r_.bytes(key);
+    } else if constexpr (std::is_same_v<F, std::vector<int64_t>>) {
+      field = r_.i64s(key);
+    } else if constexpr (std::is_same_v<F, std::vector<uint32_t>>) {
+      field = r_.u32s(key);
+    } else if constexpr (std::is_same_v<F, std::optional<uint32_t>>) {
+      field = r_.optionalU32(key);
+    } else if constexpr (std::is_same_v<F, std::array<uint32_t, 3>>) {
+      for (uint32_t &v : field)
+        v = r_.u32(key);
+    } else if constexpr (std::is_same_v<F, StepParams>) {
+      decodeParams(field);
+    } else if constexpr (kIsRecordVector<F>) {
+      decodeList(key, field);
+    } else if constexpr (PlanRecord<F>) {
+      F::visitFields(field, *this);
+    } else {
+      static_assert(kUnhandled<F>, "a plan field type the decoder does not know");
+    }
   }
-}
 
-void decodeImages(ByteReader &r, std::vector<KernelImage> &images, std::string &where) {
-  uint64_t n = r.count("image count", kMinImageBytes);
-  for (uint64_t i = 0; i < n && !r.failed(); ++i) {
-    where = "image " + std::to_string(i);
-    KernelImage image;
-    image.name = r.str("name");
-    image.smVersion = r.u32("sm version");
-    image.cubin = r.bytes("cubin");
-    image.ptx = r.str("ptx");
-    images.push_back(std::move(image));
+private:
+  template <class T> void decodeList(const char *label, std::vector<T> &list) {
+    uint64_t n = r_.count((std::string(label) + " count").c_str(), smallestEncoding<T>());
+    for (uint64_t i = 0; i < n && !r_.failed(); ++i) {
+      where_ = std::string(label) + " " + std::to_string(i);
+      T element;
+      T::visitFields(element, *this);
+      if constexpr (requires { element.name; })
+        where_ += " '" + element.name + "'";
+      list.push_back(std::move(element));
+    }
   }
-}
+
+  void decodeParams(StepParams &params) {
+    uint8_t tag = r_.u8("step kind");
+    bool known = false;
+    forEachStepKind([&]<class T>(std::type_identity<T>) {
+      if (known || tag != T::kTag)
+        return;
+      known = true;
+      T kind;
+      T::visitFields(kind, *this);
+      params = std::move(kind);
+    });
+    if (!known)
+      r_.fail("unknown step kind " + std::to_string(tag) + " (this kiln knows " + knownStepKinds() + ")");
+  }
+
+  ByteReader &r_;
+  std::string &where_;
+};
 
 } // namespace
 
 std::vector<uint8_t> encodeSection(SectionKind kind, const Plan &plan) {
   ByteWriter w;
-  switch (kind) {
-  case SectionKind::Metadata: encodeMetadata(w, plan.metadata); break;
-  case SectionKind::Tensors:
-    encodeBindings(w, plan.inputs);
-    encodeBindings(w, plan.outputs);
-    break;
-  case SectionKind::Buffers: encodeBuffers(w, plan.buffers); break;
-  case SectionKind::Steps:
-    w.u64(plan.steps.size());
-    for (const Step &step : plan.steps)
-      encodeStep(w, step);
-    break;
-  case SectionKind::Images: encodeImages(w, plan.images); break;
-  case SectionKind::Weights: break; // the container writes the blob itself, unframed
-  }
+  visitSection(kind, plan, Encoder(w));
   return w.take();
 }
 
 Status decodeSection(SectionKind kind, std::span<const uint8_t> bytes, Plan &plan) {
+  if (kind == SectionKind::Weights)
+    return Status(runtime::StatusCode::kInternal, "the weights section has no encoding to decode");
   ByteReader r(bytes);
   std::string where; // the element being decoded, for the message
-  switch (kind) {
-  case SectionKind::Metadata: decodeMetadata(r, plan.metadata); break;
-  case SectionKind::Tensors:
-    plan.inputs = decodeBindings(r, "input", where);
-    if (!r.failed())
-      plan.outputs = decodeBindings(r, "output", where);
-    break;
-  case SectionKind::Buffers: decodeBuffers(r, plan.buffers, where); break;
-  case SectionKind::Steps: decodeSteps(r, plan.steps, where); break;
-  case SectionKind::Images: decodeImages(r, plan.images, where); break;
-  case SectionKind::Weights:
-    return Status(runtime::StatusCode::kInternal, "the weights section has no encoding to decode");
-  }
+  visitSection(kind, plan, Decoder(r, where));
   if (!r.failed() && r.remaining() != 0) {
     where.clear();
     r.fail(std::to_string(r.remaining()) + " bytes are left over after the last element");

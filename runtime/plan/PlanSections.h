@@ -15,6 +15,22 @@
 
 namespace kiln::plan::detail {
 
+/// What each section holds, in order: v(name, member) for a record (the metadata) or a vector
+/// of records whose elements `name` labels ("step 3"). `Plan` may be const or not.
+template <class P, class V> void visitSection(format::SectionKind kind, P &plan, V &&v) {
+  switch (kind) {
+  case format::SectionKind::Metadata: v("metadata", plan.metadata); break;
+  case format::SectionKind::Tensors:
+    v("input", plan.inputs);
+    v("output", plan.outputs);
+    break;
+  case format::SectionKind::Buffers: v("buffer", plan.buffers); break;
+  case format::SectionKind::Steps: v("step", plan.steps); break;
+  case format::SectionKind::Images: v("image", plan.images); break;
+  case format::SectionKind::Weights: break; // the blob itself, unframed
+  }
+}
+
 /// The bytes of section `kind` of `plan` (any kind but Weights, which is the blob itself).
 std::vector<uint8_t> encodeSection(format::SectionKind kind, const Plan &plan);
 

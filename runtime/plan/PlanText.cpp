@@ -2,52 +2,33 @@
 //
 // `kiln inspect` and lit tests read these, so both are stable: fixed field order, one line per
 // input, output, buffer, step and image, no addresses, floats in their shortest exact form.
-// Image bytes are summarized by their sizes. Both views work on any Plan, valid or not (unknown
-// enum values print as "?N"), so they can show what is wrong with one that fails validation.
+// Both print every field of every record from the visitFields lists (Plan.h), under its field
+// name: the text as `key=value` (the record's name comes first, quoted, without a key), JSON as
+// one object per record. Blobs (cubin, PTX) show as their sizes (`cubinBytes`), buffer
+// operands as the buffer's name and tensor type (`a=conv1:bf16[1,64,56,56]`; JSON adds the
+// index). Both views work on any Plan, valid or not (unknown enum values print as "?N",
+// out-of-range indices as "?N" too), so they can show what is wrong with one that fails
+// validation.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/plan/Plan.h"
+#include "runtime/plan/EnumNames.h"
 #include "runtime/plan/VersionNames.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
 namespace kiln::plan {
 namespace {
 
+template <class T> inline constexpr bool kUnhandled = false;
+
 //===-- scalar formatting shared by both views ----------------------------===//
 
-template <typename E>
-std::string unknownEnum(E value) {
-  return "?" + std::to_string(static_cast<int>(value));
-}
-
-std::string dtypeString(DType t) { return dtypeBytes(t) ? std::string(dtypeName(t)) : unknownEnum(t); }
-
-std::string spaceString(MemorySpace s) {
-  switch (s) {
-  case MemorySpace::Arena: return "arena";
-  case MemorySpace::Weights: return "weights";
-  }
-  return unknownEnum(s);
-}
-
-std::string mathString(MathMode m) {
-  switch (m) {
-  case MathMode::StrictF32: return "strict-f32";
-  case MathMode::TF32: return "tf32";
-  }
-  return unknownEnum(m);
-}
-
-std::string activationString(Activation a) {
-  switch (a) {
-  case Activation::None: return "none";
-  case Activation::Relu: return "relu";
-  case Activation::Gelu: return "gelu";
-  }
-  return unknownEnum(a);
+template <class E> std::string enumString(E value) {
+  std::optional<std::string_view> name = detail::enumName(value);
+  return name ? std::string(*name) : "?" + std::to_string(static_cast<int>(value));
 }
 
 /// Shortest decimal that reads back as the same float.
@@ -57,22 +38,19 @@ std::string floatString(float value) {
   return std::string(buffer, result.ptr);
 }
 
-std::string versionString(uint32_t version, bool cuda) {
-  if (version == 0)
+template <class T> std::string versionString(const VersionRef<T> &version) {
+  if (version.value == 0)
     return "none";
-  return cuda ? detail::cudaVersionName(version) : detail::libraryVersionName(version);
+  return version.kind == VersionKind::Cuda ? detail::cudaVersionName(version.value)
+                                           : detail::libraryVersionName(version.value);
 }
 
-template <typename T>
-std::string listString(std::span<const T> values) {
+template <class Range> std::string listString(const Range &values) {
   std::string s = "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    s += (i ? "," : "") + std::to_string(values[i]);
+  for (const auto &v : values)
+    s += (s.size() > 1 ? "," : "") + std::to_string(v);
   return s + "]";
 }
-std::string listString(const std::vector<int64_t> &v) { return listString(std::span<const int64_t>(v)); }
-std::string listString(const std::vector<uint32_t> &v) { return listString(std::span<const uint32_t>(v)); }
-std::string listString(const std::array<uint32_t, 3> &v) { return listString(std::span<const uint32_t>(v)); }
 
 /// Length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are not one
 /// (overlong forms, surrogates and code points past U+10FFFF are invalid).
@@ -130,44 +108,112 @@ std::string quote(std::string_view s, bool json) {
   return out + "\"";
 }
 
-std::string optionalIndex(const std::optional<uint32_t> &index, const char *none) {
-  return index ? std::to_string(*index) : std::string(none);
+
+/// The buffer table entry an operand index names, or null when it is out of range.
+const Buffer *operandBuffer(const Plan &plan, uint32_t index) {
+  return index < plan.buffers.size() ? &plan.buffers[index] : nullptr;
 }
 
 //===-- text --------------------------------------------------------------===//
 
-std::string textBinding(const char *kind, size_t i, const TensorBinding &t) {
-  return std::string(kind) + " " + std::to_string(i) + " " + quote(t.name, false) + " " + dtypeString(t.dtype) +
-         listString(t.shape) + " buffer=" + std::to_string(t.buffer) + "\n";
+/// Names made of these print bare in operands (`a=conv1/Relu:f32[...]`); others are quoted.
+bool isBareName(std::string_view name) {
+  if (name.empty())
+    return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("_./#+-").find(c) == std::string_view::npos)
+      return false;
+  return true;
 }
 
-std::string textParams(const KernelStep &k) {
-  return "kernel image=" + std::to_string(k.image) + " function=" + quote(k.function, false) +
-         " grid=" + listString(k.grid) + " block=" + listString(k.block) + " shared=" + std::to_string(k.sharedBytes) +
-         " args=" + listString(k.args);
+/// Appends ` key=value` for every field of a record (its name: ` "name"`).
+class TextFields {
+public:
+  TextFields(const Plan &plan, std::string &out) : plan_(plan), out_(out) {}
+
+  template <class T> void operator()(const char *key, T &&field) {
+    using F = std::remove_cvref_t<T>;
+    if constexpr (std::is_same_v<F, std::string>) {
+      if (std::string_view(key) == "name") {
+        out_ += " " + quote(field, false);
+        return;
+      }
+    }
+    if constexpr (std::is_same_v<F, StepParams>) {
+      std::visit(
+          [&](const auto &params) {
+            out_ += std::string(" ") + params.kKind;
+            std::decay_t<decltype(params)>::visitFields(params, *this);
+          },
+          field);
+    } else if constexpr (kIsBlob<F>) {
+      out_ += " " + std::string(key) + "Bytes=" + std::to_string(field.value.size());
+    } else {
+      out_ += " " + std::string(key) + "=" + value(field);
+    }
+  }
+
+private:
+  template <class F> std::string value(const F &field) {
+    if constexpr (std::is_enum_v<F>)
+      return enumString(field);
+    else if constexpr (std::is_same_v<F, bool>)
+      return field ? "1" : "0";
+    else if constexpr (std::is_integral_v<F>)
+      return std::to_string(field);
+    else if constexpr (std::is_same_v<F, float>)
+      return floatString(field);
+    else if constexpr (std::is_same_v<F, std::string>)
+      return quote(field, false);
+    else if constexpr (std::is_same_v<F, std::vector<int64_t>> || std::is_same_v<F, std::array<uint32_t, 3>> ||
+                       std::is_same_v<F, std::vector<uint32_t>>)
+      return listString(field);
+    else if constexpr (kIsVersion<F>)
+      return versionString(field);
+    else if constexpr (kIsImageRef<F>)
+      return std::to_string(field.value);
+    else if constexpr (kIsTensorType<F>)
+      return enumString(field.dtype) + listString(field.shape);
+    else if constexpr (kIsBufferRef<F>)
+      return operands(field.value);
+    else
+      static_assert(kUnhandled<F>, "a plan field type the text view does not know");
+  }
+
+  /// `name:dtype[shape]`, or `?N` for an index out of range.
+  std::string operand(uint32_t index) {
+    const Buffer *b = operandBuffer(plan_, index);
+    if (!b)
+      return "?" + std::to_string(index);
+    return (isBareName(b->name) ? b->name : quote(b->name, false)) + ":" + enumString(b->dtype) +
+           listString(b->shape);
+  }
+  std::string operands(uint32_t index) { return operand(index); }
+  std::string operands(const std::optional<uint32_t> &index) { return index ? operand(*index) : "-"; }
+  std::string operands(const std::vector<uint32_t> &indices) {
+    std::string s = "[";
+    for (size_t i = 0; i < indices.size(); ++i)
+      s += (i ? "," : "") + operand(indices[i]);
+    return s + "]";
+  }
+
+  const Plan &plan_;
+  std::string &out_;
+};
+
+/// `label index "name" key=value...` (the metadata: `metadata key=value...`), one line.
+template <PlanRecord T> std::string textLine(const Plan &plan, const std::string &label, const T &record) {
+  std::string line = label;
+  T::visitFields(record, TextFields(plan, line));
+  return line + "\n";
 }
 
-std::string textParams(const GemmStep &g) {
-  return "gemm dtype=" + dtypeString(g.dtype) + " math=" + mathString(g.math) + " batch=" + std::to_string(g.batch) +
-         " m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
-         " transA=" + (g.transA ? "1" : "0") + " transB=" + (g.transB ? "1" : "0") +
-         " strides=" + listString(std::vector<int64_t>{g.strideA, g.strideB, g.strideC, g.strideD}) +
-         " alpha=" + floatString(g.alpha) + " beta=" + floatString(g.beta) + " act=" + activationString(g.activation) +
-         " a=" + std::to_string(g.a) + " b=" + std::to_string(g.b) + " c=" + optionalIndex(g.c, "-") +
-         " d=" + std::to_string(g.d) + " bias=" + optionalIndex(g.bias, "-");
-}
-
-std::string textParams(const ConvStep &c) {
-  return std::string(c.transpose ? "conv-transpose" : "conv") + " dtype=" + dtypeString(c.dtype) +
-         " math=" + mathString(c.math) + " x=" + std::to_string(c.x) + listString(c.xShape) +
-         " w=" + std::to_string(c.w) + listString(c.wShape) + " y=" + std::to_string(c.y) + listString(c.yShape) +
-         " pads=" + listString(c.pads) + " strides=" + listString(c.strides) + " dilations=" + listString(c.dilations) +
-         " groups=" + std::to_string(c.groups) + " act=" + activationString(c.activation) +
-         " bias=" + optionalIndex(c.bias, "-");
-}
-
-std::string textParams(const CopyStep &c) {
-  return "copy src=" + std::to_string(c.src) + " dst=" + std::to_string(c.dst) + " bytes=" + std::to_string(c.bytes);
+template <PlanRecord T>
+std::string textLines(const Plan &plan, const std::string &label, const std::vector<T> &records) {
+  std::string lines;
+  for (size_t i = 0; i < records.size(); ++i)
+    lines += textLine(plan, label + " " + std::to_string(i), records[i]);
+  return lines;
 }
 
 //===-- JSON --------------------------------------------------------------===//
@@ -179,147 +225,116 @@ public:
     body_ += (body_.empty() ? "" : ", ") + quote(key, true) + ": " + json;
     return *this;
   }
-  JsonObject &str(std::string_view key, std::string_view value) { return raw(key, quote(value, true)); }
-  template <typename T>
-    requires std::is_integral_v<T>
-  JsonObject &num(std::string_view key, T value) {
-    return raw(key, std::to_string(value));
-  }
-  JsonObject &boolean(std::string_view key, bool value) { return raw(key, value ? "true" : "false"); }
-  /// JSON has no NaN or infinity: those become the strings "NaN", "Infinity", "-Infinity".
-  JsonObject &real(std::string_view key, float value) {
-    if (std::isfinite(value))
-      return raw(key, floatString(value));
-    return str(key, std::isnan(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity");
-  }
-  JsonObject &index(std::string_view key, const std::optional<uint32_t> &value) {
-    return raw(key, optionalIndex(value, "null"));
-  }
   std::string take() const { return "{" + body_ + "}"; }
 
 private:
   std::string body_;
 };
 
-std::string jsonBinding(const TensorBinding &t) {
-  return JsonObject()
-      .str("name", t.name)
-      .str("dtype", dtypeString(t.dtype))
-      .raw("shape", listString(t.shape))
-      .num("buffer", t.buffer)
-      .take();
+/// Adds `"key": value` for every field of a record.
+class JsonFields {
+public:
+  JsonFields(const Plan &plan, JsonObject &out) : plan_(plan), out_(out) {}
+
+  template <class T> void operator()(const char *key, T &&field) {
+    using F = std::remove_cvref_t<T>;
+    if constexpr (std::is_same_v<F, StepParams>) {
+      std::visit(
+          [&](const auto &params) {
+            out_.raw("kind", quote(params.kKind, true));
+            std::decay_t<decltype(params)>::visitFields(params, *this);
+          },
+          field);
+    } else if constexpr (kIsBlob<F>) {
+      out_.raw(std::string(key) + "Bytes", std::to_string(field.value.size()));
+    } else if constexpr (kIsTensorType<F>) {
+      out_.raw("dtype", quote(enumString(field.dtype), true)).raw("shape", listString(field.shape));
+    } else {
+      out_.raw(key, value(field));
+    }
+  }
+
+private:
+  template <class F> std::string value(const F &field) {
+    if constexpr (std::is_enum_v<F>)
+      return quote(enumString(field), true);
+    else if constexpr (std::is_same_v<F, bool>)
+      return field ? "true" : "false";
+    else if constexpr (std::is_integral_v<F>)
+      return std::to_string(field);
+    else if constexpr (std::is_same_v<F, float>)
+      // JSON has no NaN or infinity: those become the strings "NaN", "Infinity", "-Infinity".
+      return std::isfinite(field) ? floatString(field)
+                                  : quote(std::isnan(field) ? "NaN" : field > 0 ? "Infinity" : "-Infinity", true);
+    else if constexpr (std::is_same_v<F, std::string>)
+      return quote(field, true);
+    else if constexpr (std::is_same_v<F, std::vector<int64_t>> || std::is_same_v<F, std::array<uint32_t, 3>> ||
+                       std::is_same_v<F, std::vector<uint32_t>>)
+      return listString(field);
+    else if constexpr (kIsVersion<F> || kIsImageRef<F>)
+      return std::to_string(field.value);
+    else if constexpr (kIsBufferRef<F>)
+      return operands(field.value);
+    else
+      static_assert(kUnhandled<F>, "a plan field type the JSON view does not know");
+  }
+
+  /// {"index": 4, "name": ..., "dtype": ..., "shape": [...]}, or {"index": N} out of range.
+  std::string operand(uint32_t index) {
+    JsonObject o;
+    o.raw("index", std::to_string(index));
+    if (const Buffer *b = operandBuffer(plan_, index))
+      o.raw("name", quote(b->name, true))
+          .raw("dtype", quote(enumString(b->dtype), true))
+          .raw("shape", listString(b->shape));
+    return o.take();
+  }
+  std::string operands(uint32_t index) { return operand(index); }
+  std::string operands(const std::optional<uint32_t> &index) { return index ? operand(*index) : "null"; }
+  std::string operands(const std::vector<uint32_t> &indices) {
+    std::string s = "[";
+    for (size_t i = 0; i < indices.size(); ++i)
+      s += (i ? ", " : "") + operand(indices[i]);
+    return s + "]";
+  }
+
+  const Plan &plan_;
+  JsonObject &out_;
+};
+
+template <PlanRecord T> std::string jsonObject(const Plan &plan, const T &record) {
+  JsonObject o;
+  T::visitFields(record, JsonFields(plan, o));
+  return o.take();
 }
 
-void jsonParams(JsonObject &o, const KernelStep &k) {
-  o.str("kind", "kernel").num("image", k.image).str("function", k.function).raw("grid", listString(k.grid));
-  o.raw("block", listString(k.block)).num("sharedBytes", k.sharedBytes).raw("args", listString(k.args));
-}
-
-void jsonParams(JsonObject &o, const GemmStep &g) {
-  o.str("kind", "gemm").str("dtype", dtypeString(g.dtype)).str("math", mathString(g.math));
-  o.num("batch", g.batch).num("m", g.m).num("n", g.n).num("k", g.k).boolean("transA", g.transA);
-  o.boolean("transB", g.transB).num("strideA", g.strideA).num("strideB", g.strideB).num("strideC", g.strideC);
-  o.num("strideD", g.strideD).real("alpha", g.alpha).real("beta", g.beta).str("activation", activationString(g.activation));
-  o.num("a", g.a).num("b", g.b).index("c", g.c).num("d", g.d).index("bias", g.bias);
-}
-
-void jsonParams(JsonObject &o, const ConvStep &c) {
-  o.str("kind", "conv").str("dtype", dtypeString(c.dtype)).str("math", mathString(c.math));
-  o.boolean("transpose", c.transpose).raw("xShape", listString(c.xShape)).raw("wShape", listString(c.wShape));
-  o.raw("yShape", listString(c.yShape)).raw("pads", listString(c.pads)).raw("strides", listString(c.strides));
-  o.raw("dilations", listString(c.dilations)).num("groups", c.groups).str("activation", activationString(c.activation));
-  o.num("x", c.x).num("w", c.w).num("y", c.y).index("bias", c.bias);
-}
-
-void jsonParams(JsonObject &o, const CopyStep &c) {
-  o.str("kind", "copy").num("src", c.src).num("dst", c.dst).num("bytes", c.bytes);
-}
-
-/// `"key": [` one element per line `]`, or `"key": []`.
-std::string jsonList(std::string_view key, const std::vector<std::string> &elements, bool last) {
+/// `"key": [` one object per line `]`, or `"key": []`.
+template <PlanRecord T>
+std::string jsonList(const Plan &plan, std::string_view key, const std::vector<T> &records, bool last) {
   std::string s = "  " + quote(key, true) + ": [";
-  for (size_t i = 0; i < elements.size(); ++i)
-    s += "\n    " + elements[i] + (i + 1 < elements.size() ? "," : "\n  ");
+  for (size_t i = 0; i < records.size(); ++i)
+    s += "\n    " + jsonObject(plan, records[i]) + (i + 1 < records.size() ? "," : "\n  ");
   return s + (last ? "]\n" : "],\n");
 }
 
 } // namespace
 
 std::string planToText(const Plan &plan) {
-  const Metadata &m = plan.metadata;
-  std::string s = "kiln-plan format=" + std::to_string(kFormatVersion) + " compiler=" + quote(m.compilerVersion, false) +
-                  " model=" + quote(m.model, false) + "\n";
-  s += "target sm=" + std::to_string(m.computeCapability) + " cuda=" + versionString(m.cudaVersion, true) +
-       " cudnn=" + versionString(m.cudnnVersion, false) + " cublaslt=" + versionString(m.cublasLtVersion, false) +
-       " precision=" + quote(m.precision, false) + "\n";
-  s += "arena bytes=" + std::to_string(m.arenaBytes) + " lower-bound=" + std::to_string(m.arenaLowerBound) + "\n";
-  s += "weights bytes=" + std::to_string(plan.weights.size()) + "\n";
-  for (size_t i = 0; i < plan.inputs.size(); ++i)
-    s += textBinding("input", i, plan.inputs[i]);
-  for (size_t i = 0; i < plan.outputs.size(); ++i)
-    s += textBinding("output", i, plan.outputs[i]);
-  for (size_t i = 0; i < plan.buffers.size(); ++i) {
-    const Buffer &b = plan.buffers[i];
-    s += "buffer " + std::to_string(i) + " " + quote(b.name, false) + " " + spaceString(b.space) +
-         " offset=" + std::to_string(b.offset) + " bytes=" + std::to_string(b.bytes) + "\n";
-  }
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const Step &step = plan.steps[i];
-    s += "step " + std::to_string(i) + " " + quote(step.name, false) + " op=" + quote(step.op, false) + " " +
-         std::visit([](const auto &params) { return textParams(params); }, step.params) + "\n";
-  }
-  for (size_t i = 0; i < plan.images.size(); ++i) {
-    const KernelImage &image = plan.images[i];
-    s += "image " + std::to_string(i) + " " + quote(image.name, false) + " sm=" + std::to_string(image.smVersion) +
-         " cubin-bytes=" + std::to_string(image.cubin.size()) + " ptx-bytes=" + std::to_string(image.ptx.size()) + "\n";
-  }
-  return s;
+  std::string s = "kiln-plan format=" + std::to_string(kFormatVersion) +
+                  " weightsBytes=" + std::to_string(plan.weights.size()) + "\n";
+  s += textLine(plan, "metadata", plan.metadata);
+  s += textLines(plan, "input", plan.inputs) + textLines(plan, "output", plan.outputs);
+  s += textLines(plan, "buffer", plan.buffers) + textLines(plan, "step", plan.steps);
+  return s + textLines(plan, "image", plan.images);
 }
 
 std::string planToJson(const Plan &plan) {
-  const Metadata &m = plan.metadata;
-  std::string metadata = JsonObject()
-                             .str("compilerVersion", m.compilerVersion)
-                             .num("computeCapability", m.computeCapability)
-                             .num("cudaVersion", m.cudaVersion)
-                             .num("cudnnVersion", m.cudnnVersion)
-                             .num("cublasLtVersion", m.cublasLtVersion)
-                             .str("precision", m.precision)
-                             .str("model", m.model)
-                             .num("arenaBytes", m.arenaBytes)
-                             .num("arenaLowerBound", m.arenaLowerBound)
-                             .take();
-  std::vector<std::string> inputs, outputs, buffers, steps, images;
-  for (const TensorBinding &t : plan.inputs)
-    inputs.push_back(jsonBinding(t));
-  for (const TensorBinding &t : plan.outputs)
-    outputs.push_back(jsonBinding(t));
-  for (const Buffer &b : plan.buffers)
-    buffers.push_back(JsonObject()
-                          .str("name", b.name)
-                          .str("space", spaceString(b.space))
-                          .num("offset", b.offset)
-                          .num("bytes", b.bytes)
-                          .take());
-  for (const Step &step : plan.steps) {
-    JsonObject o;
-    o.str("name", step.name).str("op", step.op);
-    std::visit([&](const auto &params) { jsonParams(o, params); }, step.params);
-    steps.push_back(o.take());
-  }
-  for (const KernelImage &image : plan.images)
-    images.push_back(JsonObject()
-                         .str("name", image.name)
-                         .num("smVersion", image.smVersion)
-                         .num("cubinBytes", image.cubin.size())
-                         .num("ptxBytes", image.ptx.size())
-                         .take());
   std::string s = "{\n  \"format\": " + std::to_string(kFormatVersion) + ",\n";
-  s += "  \"metadata\": " + metadata + ",\n";
+  s += "  \"metadata\": " + jsonObject(plan, plan.metadata) + ",\n";
   s += "  \"weightsBytes\": " + std::to_string(plan.weights.size()) + ",\n";
-  s += jsonList("inputs", inputs, false) + jsonList("outputs", outputs, false) + jsonList("buffers", buffers, false);
-  s += jsonList("steps", steps, false) + jsonList("images", images, true);
-  return s + "}\n";
+  s += jsonList(plan, "inputs", plan.inputs, false) + jsonList(plan, "outputs", plan.outputs, false);
+  s += jsonList(plan, "buffers", plan.buffers, false) + jsonList(plan, "steps", plan.steps, false);
+  return s + jsonList(plan, "images", plan.images, true) + "}\n";
 }
 
 } // namespace kiln::plan

@@ -1,6 +1,9 @@
-//===- PlanTypes.cpp - element types and small plan helpers ---------------===//
+//===- PlanTypes.cpp - element types, enum names and small plan helpers ----===//
 
-#include "runtime/plan/Plan.h"
+#include "runtime/plan/EnumNames.h"
+
+#include <algorithm>
+#include <array>
 
 namespace kiln::plan {
 namespace {
@@ -21,6 +24,16 @@ const DTypeInfo *find(DType type) {
       return &info;
   return nullptr;
 }
+
+constexpr auto kDTypeNames = [] {
+  std::array<detail::EnumName, std::size(kDTypes)> names{};
+  for (size_t i = 0; i < names.size(); ++i)
+    names[i] = {static_cast<uint8_t>(kDTypes[i].type), kDTypes[i].name};
+  return names;
+}();
+constexpr detail::EnumName kSpaceNames[] = {{1, "arena"}, {2, "weights"}};
+constexpr detail::EnumName kMathNames[] = {{0, "strict-f32"}, {1, "tf32"}};
+constexpr detail::EnumName kActivationNames[] = {{0, "none"}, {1, "relu"}, {2, "gelu"}};
 } // namespace
 
 size_t dtypeBytes(DType type) {
@@ -45,6 +58,16 @@ bool isFloat(DType type) {
          type == DType::F8E4M3FN;
 }
 
+std::optional<uint64_t> denseBytes(std::span<const int64_t> shape, DType dtype) {
+  uint64_t total = dtypeBytes(dtype);
+  if (total == 0)
+    return std::nullopt;
+  for (int64_t dim : shape)
+    if (dim < 0 || __builtin_mul_overflow(total, static_cast<uint64_t>(dim), &total))
+      return std::nullopt;
+  return total;
+}
+
 std::string_view stepRunner(const Step &step) {
   if (std::holds_alternative<KernelStep>(step.params))
     return "kernel";
@@ -61,4 +84,25 @@ void Plan::setWeights(std::vector<uint8_t> bytes) {
   weightsStorage = owned;
 }
 
+bool Plan::operator==(const Plan &other) const {
+  return metadata == other.metadata && inputs == other.inputs && outputs == other.outputs &&
+         buffers == other.buffers && steps == other.steps && images == other.images &&
+         std::ranges::equal(weights, other.weights);
+}
+
+namespace detail {
+
+EnumInfo enumInfo(DType) { return {"dtype", kDTypeNames}; }
+EnumInfo enumInfo(MemorySpace) { return {"memory space", kSpaceNames}; }
+EnumInfo enumInfo(MathMode) { return {"math mode", kMathNames}; }
+EnumInfo enumInfo(Activation) { return {"activation", kActivationNames}; }
+
+std::string knownValues(const EnumInfo &info) {
+  std::string s;
+  for (const EnumName &entry : info.names)
+    s += (s.empty() ? "" : ", ") + std::to_string(entry.value) + "=" + std::string(entry.name);
+  return s;
+}
+
+} // namespace detail
 } // namespace kiln::plan

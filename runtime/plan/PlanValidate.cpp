@@ -5,9 +5,14 @@
 // library call's shapes fit the buffers it reads and writes, so the engine never hands cuBLASLt
 // or cuDNN a pointer range that is too short. It runs on every plan read and before every write.
 //
+// What every field of a kind must satisfy (enum values known, buffer and image indices in
+// range, tensor types known and non-negative) is checked generically from the visitFields
+// lists (FieldChecks.h); what fields mean together (shapes against buffer sizes, operand
+// types, launch limits) is written out below, per record.
+//
 //===----------------------------------------------------------------------===//
 
-#include "runtime/plan/Plan.h"
+#include "runtime/plan/FieldChecks.h"
 
 #include <charconv>
 #include <cmath>
@@ -16,6 +21,7 @@
 
 namespace kiln::plan {
 namespace {
+using detail::shapeString;
 
 constexpr std::string_view kFix = "recompile the model with `kiln compile`";
 
@@ -23,11 +29,6 @@ constexpr std::string_view kFix = "recompile the model with `kiln compile`";
 constexpr uint32_t kMaxThreadsPerBlock = 1024;
 constexpr std::array<uint32_t, 3> kMaxBlockDim = {1024, 1024, 64};
 constexpr std::array<uint32_t, 3> kMaxGridDim = {2147483647u, 65535u, 65535u};
-
-bool isKnown(DType t) { return dtypeBytes(t) != 0; }
-bool isKnown(MemorySpace s) { return s == MemorySpace::Arena || s == MemorySpace::Weights; }
-bool isKnown(MathMode m) { return m == MathMode::StrictF32 || m == MathMode::TF32; }
-bool isKnown(Activation a) { return a == Activation::None || a == Activation::Relu || a == Activation::Gelu; }
 
 std::optional<uint64_t> mulChecked(uint64_t a, uint64_t b) {
   uint64_t r;
@@ -43,29 +44,18 @@ std::optional<uint64_t> addChecked(uint64_t a, uint64_t b) {
   return r;
 }
 
-/// Bytes of a dense tensor; nullopt for a negative dimension or a size that does not fit 64 bits.
-std::optional<uint64_t> denseBytes(std::span<const int64_t> shape, DType dtype) {
-  std::optional<uint64_t> total = dtypeBytes(dtype);
-  for (int64_t dim : shape) {
-    if (dim < 0 || !total)
-      return std::nullopt;
-    total = mulChecked(*total, static_cast<uint64_t>(dim));
-  }
-  return total;
-}
-
 /// Shortest decimal that reads back as the same float.
 std::string floatString(float value) {
   char buffer[32];
   return std::string(buffer, std::to_chars(buffer, buffer + sizeof(buffer), value).ptr);
 }
 
-std::string shapeString(std::span<const int64_t> shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
+std::string typeString(DType dtype, std::span<const int64_t> shape) {
+  return std::string(dtypeName(dtype)) + shapeString(shape);
 }
+
+/// The element types cuBLASLt and cuDNN steps take; they accumulate in fp32 for all three.
+bool isLibraryType(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 
 /// Output length of a forward convolution along one dimension (ONNX/cuDNN floor rule), or
 /// nullopt when the (dilated) kernel does not fit the padded input.
@@ -96,8 +86,18 @@ private:
     return false;
   }
 
+  /// The rules of each field's kind (FieldChecks.h).
+  template <PlanRecord T> bool checkFields(const std::string &where, const T &record) {
+    std::optional<std::string> error = detail::checkFieldKinds(plan_, where, record);
+    return !error || fail(*error);
+  }
+
+  //===-- What the fields of each record mean together ------------------------===//
+
   bool checkMetadata() {
     const Metadata &m = plan_.metadata;
+    if (!checkFields("metadata", m))
+      return false;
     if (m.computeCapability == 0)
       return fail("metadata: the target compute capability is 0");
     if (m.arenaLowerBound > m.arenaBytes)
@@ -123,9 +123,14 @@ private:
   bool checkBuffers() {
     for (uint32_t i = 0; i < plan_.buffers.size(); ++i) {
       const Buffer &b = plan_.buffers[i];
-      if (!isKnown(b.space))
-        return fail(bufferLabel(i) + ": unknown memory space " + std::to_string(static_cast<int>(b.space)) +
-                    " (1=arena, 2=weights)");
+      if (!checkFields(bufferLabel(i), b))
+        return false;
+      std::optional<uint64_t> typeBytes = denseBytes(b.shape, b.dtype);
+      if (!typeBytes)
+        return fail(bufferLabel(i) + ": " + typeString(b.dtype, b.shape) + " does not fit in 64 bits");
+      if (*typeBytes != b.bytes)
+        return fail(bufferLabel(i) + ": " + typeString(b.dtype, b.shape) + " is " + std::to_string(*typeBytes) +
+                    " bytes but the buffer has " + std::to_string(b.bytes));
       if (b.offset % kBufferAlignment != 0)
         return fail(bufferLabel(i) + ": offset " + std::to_string(b.offset) + " is not a multiple of " +
                     std::to_string(kBufferAlignment));
@@ -149,20 +154,14 @@ private:
         return fail(std::string(kind) + " " + std::to_string(i) + " has no name");
       if (!names.insert(t.name).second)
         return fail(label + ": another " + kind + " has the same name");
-      if (!isKnown(t.dtype))
-        return fail(label + ": unknown dtype value " + std::to_string(static_cast<int>(t.dtype)));
-      if (t.buffer >= plan_.buffers.size())
-        return fail(label + ": buffer index " + std::to_string(t.buffer) + " is out of range (the plan has " +
-                    std::to_string(plan_.buffers.size()) + " buffers)");
+      if (!checkFields(label, t))
+        return false;
       const Buffer &b = plan_.buffers[t.buffer];
       if (b.space != MemorySpace::Arena)
         return fail(label + ": " + bufferLabel(t.buffer) + " is in the weights, not in the arena");
-      std::optional<uint64_t> bytes = denseBytes(t.shape, t.dtype);
-      if (!bytes)
-        return fail(label + ": shape " + shapeString(t.shape) + " has a negative dimension or overflows");
-      if (*bytes != b.bytes)
-        return fail(label + ": " + std::string(dtypeName(t.dtype)) + shapeString(t.shape) + " is " +
-                    std::to_string(*bytes) + " bytes but " + bufferLabel(t.buffer) + " has " + std::to_string(b.bytes));
+      if (t.dtype != b.dtype || t.shape != b.shape)
+        return fail(label + ": " + typeString(t.dtype, t.shape) + " but " + bufferLabel(t.buffer) + " holds " +
+                    typeString(b.dtype, b.shape));
     }
     return true;
   }
@@ -171,6 +170,8 @@ private:
     for (size_t i = 0; i < plan_.images.size(); ++i) {
       const KernelImage &image = plan_.images[i];
       std::string label = "image " + std::to_string(i) + " '" + image.name + "'";
+      if (!checkFields(label, image))
+        return false;
       if (image.cubin.empty() && image.ptx.empty())
         return fail(label + " has neither a cubin nor PTX");
       // The engine loads a cubin when the device matches the plan's compute capability, so
@@ -186,32 +187,19 @@ private:
     for (size_t i = 0; i < plan_.steps.size(); ++i) {
       const Step &step = plan_.steps[i];
       std::string where = "step " + std::to_string(i) + " '" + step.name + "' (" + step.op + ")";
-      bool ok = std::visit(
-          [&](const auto &params) {
-            using T = std::decay_t<decltype(params)>;
-            if constexpr (std::is_same_v<T, KernelStep>)
-              return checkKernel(where, params);
-            else if constexpr (std::is_same_v<T, GemmStep>)
-              return checkGemm(where, params);
-            else if constexpr (std::is_same_v<T, ConvStep>)
-              return checkConv(where, params);
-            else
-              return checkCopy(where, params);
-          },
-          step.params);
+      if (!checkFields(where, step))
+        return false;
+      bool ok = std::visit([&](const auto &params) { return check(where, params); }, step.params);
       if (!ok)
         return false;
     }
     return true;
   }
 
-  /// Buffer `index`, used as `role` by the step `where`: in range, at least `needed` bytes, and
+  /// Buffer `index` (in range), used as `role` by the step `where`: at least `needed` bytes, and
   /// in the arena when the step writes it (the weights are read-only and shared by contexts).
   bool checkOperand(const std::string &where, const std::string &role, uint32_t index,
                     std::optional<uint64_t> needed, bool written) {
-    if (index >= plan_.buffers.size())
-      return fail(where + ": " + role + " buffer index " + std::to_string(index) + " is out of range (the plan has " +
-                  std::to_string(plan_.buffers.size()) + " buffers)");
     const Buffer &b = plan_.buffers[index];
     if (!needed)
       return fail(where + ": the size of " + role + " overflows 64 bits");
@@ -223,10 +211,18 @@ private:
     return true;
   }
 
-  bool checkKernel(const std::string &where, const KernelStep &k) {
-    if (k.image >= plan_.images.size())
-      return fail(where + ": image index " + std::to_string(k.image) + " is out of range (the plan has " +
-                  std::to_string(plan_.images.size()) + " images)");
+  DType typeOf(uint32_t index) const { return plan_.buffers[index].dtype; }
+
+  /// Operand `role` (buffer `index`) must have type `expected`; `rule` says why.
+  bool checkType(const std::string &where, const std::string &role, uint32_t index, DType expected,
+                 const std::string &rule) {
+    if (typeOf(index) == expected)
+      return true;
+    return fail(where + ": " + role + " (" + bufferLabel(index) + ") is " + std::string(dtypeName(typeOf(index))) +
+                " but " + rule);
+  }
+
+  bool check(const std::string &where, const KernelStep &k) {
     if (k.function.empty())
       return fail(where + ": the kernel function name is empty");
     uint64_t threads = 1;
@@ -240,13 +236,9 @@ private:
     if (threads > kMaxThreadsPerBlock)
       return fail(where + ": block (" + dims(k.block) + ") has " + std::to_string(threads) + " threads, more than " +
                   std::to_string(kMaxThreadsPerBlock));
-    for (size_t a = 0; a < k.args.size(); ++a)
-      // A kernel argument is only a base pointer (its extent is compiled into the kernel), so
-      // nothing more than the index can be checked; kernels write only arena buffers by
-      // construction, which the plan does not record per argument.
-      if (k.args[a] >= plan_.buffers.size())
-        return fail(where + ": argument " + std::to_string(a) + " names buffer " + std::to_string(k.args[a]) +
-                    ", out of range (the plan has " + std::to_string(plan_.buffers.size()) + " buffers)");
+    // A kernel argument is only a base pointer (its extent is compiled into the kernel), so
+    // nothing more than its index can be checked; kernels write only arena buffers by
+    // construction, which the plan does not record per argument.
     return true;
   }
 
@@ -254,23 +246,34 @@ private:
     return std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]);
   }
 
-  /// Bytes of `batch` matrices of `rows` x `cols` elements `stride` elements apart.
-  static std::optional<uint64_t> batchedBytes(const GemmStep &g, int64_t rows, int64_t cols, int64_t stride) {
+  /// Bytes of `batch` matrices of `rows` x `cols` elements of `type`, `stride` elements apart.
+  static std::optional<uint64_t> batchedBytes(const GemmStep &g, DType type, int64_t rows, int64_t cols,
+                                              int64_t stride) {
     std::optional<uint64_t> matrix = mulChecked(rows, cols);
     std::optional<uint64_t> skip = mulChecked(g.batch - 1, stride);
     if (!matrix || !skip)
       return std::nullopt;
     std::optional<uint64_t> elements = addChecked(*skip, *matrix);
-    return elements ? mulChecked(*elements, dtypeBytes(g.dtype)) : std::nullopt;
+    return elements ? mulChecked(*elements, dtypeBytes(type)) : std::nullopt;
   }
 
-  bool checkGemm(const std::string &where, const GemmStep &g) {
-    if (!isKnown(g.dtype))
-      return fail(where + ": unknown dtype value " + std::to_string(static_cast<int>(g.dtype)));
-    if (!isKnown(g.math))
-      return fail(where + ": unknown math mode " + std::to_string(static_cast<int>(g.math)));
-    if (!isKnown(g.activation))
-      return fail(where + ": unknown activation " + std::to_string(static_cast<int>(g.activation)));
+  /// A and B share f32, f16 or bf16; D has A's type or f32; C and bias have D's type.
+  bool checkGemmTypes(const std::string &where, const GemmStep &g) {
+    DType a = typeOf(g.a), d = typeOf(g.d);
+    if (!isLibraryType(a))
+      return fail(where + ": A (" + bufferLabel(g.a) + ") is " + std::string(dtypeName(a)) +
+                  "; cuBLASLt steps take f32, f16 or bf16 operands");
+    std::string aType(dtypeName(a)), dType(dtypeName(d));
+    if (!checkType(where, "B", g.b, a, "A is " + aType + " and B must have A's type"))
+      return false;
+    if (d != a && d != DType::F32)
+      return fail(where + ": D (" + bufferLabel(g.d) + ") is " + dType + " but must have A's type (" + aType +
+                  ") or f32");
+    return (!g.c || checkType(where, "C", *g.c, d, "D is " + dType + " and C must have D's type")) &&
+           (!g.bias || checkType(where, "bias", *g.bias, d, "D is " + dType + " and bias must have D's type"));
+  }
+
+  bool check(const std::string &where, const GemmStep &g) {
     if (g.batch < 1 || g.m < 1 || g.n < 1 || g.k < 1)
       return fail(where + ": batch, m, n, k (" + std::to_string(g.batch) + ", " + std::to_string(g.m) + ", " +
                   std::to_string(g.n) + ", " + std::to_string(g.k) + ") must all be at least 1");
@@ -285,19 +288,28 @@ private:
       return fail(where + ": alpha and beta must be finite");
     if (g.beta != 0.0f && !g.c)
       return fail(where + ": beta is " + floatString(g.beta) + " but there is no C buffer");
-    uint64_t eb = dtypeBytes(g.dtype);
-    return checkOperand(where, "A", g.a, batchedBytes(g, g.m, g.k, g.strideA), false) &&
-           checkOperand(where, "B", g.b, batchedBytes(g, g.k, g.n, g.strideB), false) &&
-           (!g.c || checkOperand(where, "C", *g.c, batchedBytes(g, g.m, g.n, g.strideC), false)) &&
-           checkOperand(where, "D", g.d, batchedBytes(g, g.m, g.n, g.strideD), true) &&
-           (!g.bias || checkOperand(where, "bias", *g.bias, mulChecked(g.n, eb), false));
+    if (!checkGemmTypes(where, g))
+      return false;
+    DType a = typeOf(g.a), d = typeOf(g.d);
+    return checkOperand(where, "A", g.a, batchedBytes(g, a, g.m, g.k, g.strideA), false) &&
+           checkOperand(where, "B", g.b, batchedBytes(g, a, g.k, g.n, g.strideB), false) &&
+           (!g.c || checkOperand(where, "C", *g.c, batchedBytes(g, d, g.m, g.n, g.strideC), false)) &&
+           checkOperand(where, "D", g.d, batchedBytes(g, d, g.m, g.n, g.strideD), true) &&
+           (!g.bias || checkOperand(where, "bias", *g.bias, mulChecked(g.n, dtypeBytes(d)), false));
   }
 
-  bool checkConv(const std::string &where, const ConvStep &c) {
-    if (!isKnown(c.dtype))
-      return fail(where + ": unknown dtype value " + std::to_string(static_cast<int>(c.dtype)));
-    if (!isKnown(c.math))
-      return fail(where + ": unknown math mode " + std::to_string(static_cast<int>(c.math)));
+  /// x, w, y and bias share one of f32, f16, bf16.
+  bool checkConvTypes(const std::string &where, const ConvStep &c) {
+    DType x = typeOf(c.x);
+    if (!isLibraryType(x))
+      return fail(where + ": x (" + bufferLabel(c.x) + ") is " + std::string(dtypeName(x)) +
+                  "; cuDNN steps take f32, f16 or bf16 operands");
+    std::string rule = "x is " + std::string(dtypeName(x)) + " and a convolution's operands share one type";
+    return checkType(where, "w", c.w, x, rule) && checkType(where, "y", c.y, x, rule) &&
+           (!c.bias || checkType(where, "bias", *c.bias, x, rule));
+  }
+
+  bool check(const std::string &where, const ConvStep &c) {
     if (c.activation != Activation::None && c.activation != Activation::Relu)
       return fail(where + ": convolutions fuse only no activation or relu, not activation " +
                   std::to_string(static_cast<int>(c.activation)));
@@ -336,14 +348,16 @@ private:
       matches = convOutput(in[2 + d], c.wShape[2 + d], c.pads[d], c.strides[d], c.dilations[d]) == out[2 + d];
     if (!matches)
       return fail(where + ": the " + geometry + " does not give y " + shapeString(c.yShape));
-    uint64_t eb = dtypeBytes(c.dtype);
-    return checkOperand(where, "x", c.x, denseBytes(c.xShape, c.dtype), false) &&
-           checkOperand(where, "w", c.w, denseBytes(c.wShape, c.dtype), false) &&
-           checkOperand(where, "y", c.y, denseBytes(c.yShape, c.dtype), true) &&
-           (!c.bias || checkOperand(where, "bias", *c.bias, mulChecked(c.yShape[1], eb), false));
+    if (!checkConvTypes(where, c))
+      return false;
+    DType type = typeOf(c.x);
+    return checkOperand(where, "x", c.x, denseBytes(c.xShape, type), false) &&
+           checkOperand(where, "w", c.w, denseBytes(c.wShape, type), false) &&
+           checkOperand(where, "y", c.y, denseBytes(c.yShape, type), true) &&
+           (!c.bias || checkOperand(where, "bias", *c.bias, mulChecked(c.yShape[1], dtypeBytes(type)), false));
   }
 
-  bool checkCopy(const std::string &where, const CopyStep &c) {
+  bool check(const std::string &where, const CopyStep &c) {
     return checkOperand(where, "src", c.src, c.bytes, false) && checkOperand(where, "dst", c.dst, c.bytes, true);
   }
 

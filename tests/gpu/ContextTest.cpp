@@ -16,11 +16,11 @@ plan::Plan mixedPlan(PlanBuilder b) {
   uint32_t image = addTestKernels(b, b.plan().metadata.computeCapability);
   uint32_t x = b.input("x", {kKernelElements});
   uint32_t w = b.weights("w", {0.5f, -1.0f, 2.0f, 0.75f});
-  uint32_t t = b.arena("t", kKernelElements * sizeof(float));
-  uint32_t mw = b.weights("mw", randomVector(125 * 16, 21, -0.2f, 0.2f));
+  uint32_t t = b.arena("t", {8, 125});
+  uint32_t mw = b.weights("mw", randomVector(125 * 16, 21, -0.2f, 0.2f), {125, 16});
   uint32_t mb = b.weights("mb", randomVector(16, 22));
-  uint32_t u = b.arena("u", 8 * 16 * sizeof(float));
-  uint32_t cw = b.weights("cw", randomVector(4 * 2 * 9, 23));
+  uint32_t u = b.arena("u", {8, 16});
+  uint32_t cw = b.weights("cw", randomVector(4 * 2 * 9, 23), {4, 2, 3, 3});
   uint32_t y = b.output("y", {1, 4, 8, 8});
   b.step("affine", "kiln.elementwise", kernelStep(image, "affine", {x, w, t}));
   plan::GemmStep g;

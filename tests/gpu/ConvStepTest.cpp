@@ -133,7 +133,7 @@ TEST_P(ConvStepTest, MatchesCpuReference) {
   s.groups = c.groups;
   s.activation = c.relu ? plan::Activation::Relu : plan::Activation::None;
   s.x = b.input("x", c.x);
-  s.w = b.weights("w", w);
+  s.w = b.weights("w", w, c.w);
   s.y = b.output("y", yShape);
   if (c.bias)
     s.bias = b.weights("bias", bias);

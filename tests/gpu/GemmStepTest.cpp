@@ -33,7 +33,7 @@ TEST_P(GemmStepTest, MatchesCpuReference) {
 
   PlanBuilder b = builder(c.name);
   uint32_t aBuf = b.input("a", {aMats, c.transA ? c.k : c.m, c.transA ? c.m : c.k});
-  uint32_t bBuf = b.weights("b", bw); // B from the weights: the other memory space
+  uint32_t bBuf = b.weights("b", bw, {bMats, c.transB ? c.n : c.k, c.transB ? c.k : c.n}); // from the weights
   uint32_t dBuf = b.output("d", {c.batch, c.m, c.n});
   plan::GemmStep g;
   g.math = c.math;

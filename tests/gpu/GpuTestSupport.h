@@ -50,23 +50,27 @@ public:
     m.model = model;
   }
 
-  /// An arena buffer of `bytes`.
-  uint32_t arena(const std::string &name, uint64_t bytes) {
+  /// An arena tensor (every buffer records its element type and shape).
+  uint32_t arena(const std::string &name, std::vector<int64_t> shape, plan::DType dtype = plan::DType::F32) {
     uint64_t offset = arenaTop_;
+    uint64_t bytes = tensorBytes(dtype, shape);
     arenaTop_ = align(offset + bytes);
-    plan_.buffers.push_back({name, plan::MemorySpace::Arena, offset, bytes});
+    plan_.buffers.push_back({name, plan::MemorySpace::Arena, offset, bytes, dtype, std::move(shape)});
     return static_cast<uint32_t>(plan_.buffers.size() - 1);
   }
-  /// A weights buffer holding `values`.
-  uint32_t weights(const std::string &name, const std::vector<float> &values) {
-    return weightsRaw(name, values.data(), values.size() * sizeof(float));
+  /// An f32 weights tensor holding `values`; shape {values.size()} unless given.
+  uint32_t weights(const std::string &name, const std::vector<float> &values, std::vector<int64_t> shape = {}) {
+    if (shape.empty())
+      shape = {static_cast<int64_t>(values.size())};
+    return weightsRaw(name, plan::DType::F32, std::move(shape), values.data());
   }
-  /// A weights buffer holding `bytes` bytes of any element type.
-  uint32_t weightsRaw(const std::string &name, const void *data, uint64_t bytes) {
+  /// A weights tensor of any element type, its bytes read from `data`.
+  uint32_t weightsRaw(const std::string &name, plan::DType dtype, std::vector<int64_t> shape, const void *data) {
     uint64_t offset = weights_.size();
+    uint64_t bytes = tensorBytes(dtype, shape);
     weights_.resize(align(offset + bytes), 0);
     std::memcpy(weights_.data() + offset, data, bytes);
-    plan_.buffers.push_back({name, plan::MemorySpace::Weights, offset, bytes});
+    plan_.buffers.push_back({name, plan::MemorySpace::Weights, offset, bytes, dtype, std::move(shape)});
     return static_cast<uint32_t>(plan_.buffers.size() - 1);
   }
   /// A model input/output with its own arena buffer; returns the buffer index.
@@ -75,10 +79,6 @@ public:
   }
   uint32_t output(const std::string &name, std::vector<int64_t> shape, plan::DType dtype = plan::DType::F32) {
     return io(plan_.outputs, name, shape, dtype);
-  }
-  /// An output that is an existing arena buffer.
-  void outputOf(const std::string &name, std::vector<int64_t> shape, uint32_t buffer) {
-    plan_.outputs.push_back({name, plan::DType::F32, std::move(shape), buffer});
   }
   void step(const std::string &name, const std::string &op, plan::StepParams params) {
     if (std::holds_alternative<plan::GemmStep>(params))
@@ -101,12 +101,12 @@ public:
 
 private:
   static uint64_t align(uint64_t v) { return (v + plan::kBufferAlignment - 1) / plan::kBufferAlignment * plan::kBufferAlignment; }
+  static uint64_t tensorBytes(plan::DType dtype, const std::vector<int64_t> &shape) {
+    return plan::denseBytes(shape, dtype).value();
+  }
   uint32_t io(std::vector<plan::TensorBinding> &list, const std::string &name, const std::vector<int64_t> &shape,
              plan::DType dtype) {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    uint32_t buffer = arena(name, static_cast<uint64_t>(n) * plan::dtypeBytes(dtype));
+    uint32_t buffer = arena(name, shape, dtype);
     list.push_back({name, dtype, shape, buffer});
     return buffer;
   }

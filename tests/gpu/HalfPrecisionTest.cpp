@@ -1,8 +1,9 @@
 //===- HalfPrecisionTest.cpp - f16/bf16 gemm and conv steps ----------------===//
 //
-// The runtime maps f16/bf16 steps onto cuBLASLt/cuDNN with fp32 accumulation. Inputs are
-// rounded to the element type on the host, the reference sums the rounded values in double,
-// and the tolerance covers the output's own rounding.
+// The runtime maps f16/bf16 steps onto cuBLASLt/cuDNN with fp32 accumulation, each operand of
+// the type of its buffer (a gemm may write f32 from half operands). Inputs are rounded to the
+// element type on the host, the reference sums the rounded values in double, and the
+// tolerance covers the output's own rounding.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,24 +49,29 @@ std::vector<uint16_t> round(std::vector<float> &values, plan::DType type) {
 
 double tolerance(plan::DType type) { return type == plan::DType::F16 ? 2e-3 : 1.6e-2; }
 
-class HalfPrecisionTest : public GpuTest, public ::testing::WithParamInterface<plan::DType> {};
+class HalfPrecisionTest : public GpuTest, public ::testing::WithParamInterface<plan::DType> {
+protected:
+  void checkGemm(plan::DType type, plan::DType outType);
+};
 
-TEST_P(HalfPrecisionTest, GemmWithBiasRelu) {
-  plan::DType type = GetParam();
+/// d = relu(a x b + bias), a and b of `type`, d and bias of `outType` (type or f32): the
+/// operand types come from the buffers, one step may mix them.
+void HalfPrecisionTest::checkGemm(plan::DType type, plan::DType outType) {
   const int64_t m = 33, n = 17, k = 65;
   std::vector<float> a = randomVector(m * k, 1), bm = randomVector(k * n, 2), bias = randomVector(n, 3);
-  std::vector<uint16_t> aBits = round(a, type), bBits = round(bm, type), biasBits = round(bias, type);
+  std::vector<uint16_t> aBits = round(a, type), bBits = round(bm, type);
+  bool halfOut = outType != plan::DType::F32;
+  std::vector<uint16_t> biasBits = halfOut ? round(bias, outType) : std::vector<uint16_t>();
 
   PlanBuilder b = builder("half_gemm");
   plan::GemmStep g;
-  g.dtype = type;
   g.m = m;
   g.n = n;
   g.k = k;
   g.a = b.input("a", {m, k}, type);
-  g.b = b.weightsRaw("b", bBits.data(), bBits.size() * 2);
-  g.bias = b.weightsRaw("bias", biasBits.data(), biasBits.size() * 2);
-  g.d = b.output("d", {m, n}, type);
+  g.b = b.weightsRaw("b", type, {k, n}, bBits.data());
+  g.bias = halfOut ? b.weightsRaw("bias", outType, {n}, biasBits.data()) : b.weights("bias", bias);
+  g.d = b.output("d", {m, n}, outType);
   g.activation = plan::Activation::Relu;
   b.step("matmul", "kiln.matmul", g);
   auto engine = load(b.build());
@@ -75,11 +81,17 @@ TEST_P(HalfPrecisionTest, GemmWithBiasRelu) {
   ASSERT_TRUE(ctx->setInput("a", aBits.data(), aBits.size() * 2).isOk());
   Status s = ctx->run();
   ASSERT_TRUE(s.isOk()) << s.toString();
-  std::vector<uint16_t> dBits(m * n);
-  ASSERT_TRUE(ctx->getOutput("d", dBits.data(), dBits.size() * 2).isOk());
+  std::vector<float> got(m * n);
+  if (halfOut) {
+    std::vector<uint16_t> dBits(m * n);
+    ASSERT_TRUE(ctx->getOutput("d", dBits.data(), dBits.size() * 2).isOk());
+    for (size_t i = 0; i < got.size(); ++i)
+      got[i] = decode(dBits[i], outType);
+  } else {
+    ASSERT_TRUE(ctx->getOutput("d", got.data(), got.size() * 4).isOk());
+  }
 
-  std::vector<float> got(dBits.size());
-  std::vector<double> want(dBits.size()), mag(dBits.size());
+  std::vector<double> want(got.size()), mag(got.size());
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double sum = bias[j], sumAbs = std::fabs(bias[j]);
@@ -90,10 +102,15 @@ TEST_P(HalfPrecisionTest, GemmWithBiasRelu) {
       size_t o = static_cast<size_t>(i * n + j);
       want[o] = std::max(sum, 0.0);
       mag[o] = sumAbs;
-      got[o] = decode(dBits[o], type);
     }
-  expectClose(got, want, mag, tolerance(type), std::string(plan::dtypeName(type)) + " gemm");
+  // An f32 output is not rounded to the operand type: only fp32 accumulation error remains.
+  expectClose(got, want, mag, halfOut ? tolerance(type) : 1e-5,
+              std::string(plan::dtypeName(type)) + " gemm into " + std::string(plan::dtypeName(outType)));
 }
+
+TEST_P(HalfPrecisionTest, GemmWithBiasRelu) { checkGemm(GetParam(), GetParam()); }
+
+TEST_P(HalfPrecisionTest, GemmIntoF32) { checkGemm(GetParam(), plan::DType::F32); }
 
 TEST_P(HalfPrecisionTest, Conv3x3WithBias) {
   plan::DType type = GetParam();
@@ -103,7 +120,6 @@ TEST_P(HalfPrecisionTest, Conv3x3WithBias) {
 
   PlanBuilder b = builder("half_conv");
   plan::ConvStep c;
-  c.dtype = type;
   c.xShape = {N, C, H, W};
   c.wShape = {K, C, 3, 3};
   c.yShape = {N, K, H, W};
@@ -111,8 +127,8 @@ TEST_P(HalfPrecisionTest, Conv3x3WithBias) {
   c.strides = {1, 1};
   c.dilations = {1, 1};
   c.x = b.input("x", c.xShape, type);
-  c.w = b.weightsRaw("w", wBits.data(), wBits.size() * 2);
-  c.bias = b.weightsRaw("bias", biasBits.data(), biasBits.size() * 2);
+  c.w = b.weightsRaw("w", type, c.wShape, wBits.data());
+  c.bias = b.weightsRaw("bias", type, {K}, biasBits.data());
   c.y = b.output("y", c.yShape, type);
   b.step("conv", "kiln.conv", c);
   auto engine = load(b.build());

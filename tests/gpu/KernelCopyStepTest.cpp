@@ -16,7 +16,7 @@ plan::Plan affineThenCopy(PlanBuilder b) {
   uint32_t image = addTestKernels(b, b.plan().metadata.computeCapability);
   uint32_t x = b.input("x", {kKernelElements});
   uint32_t w = b.weights("w", kW);
-  uint32_t t = b.arena("t", kKernelElements * sizeof(float));
+  uint32_t t = b.arena("t", {kKernelElements});
   uint32_t y = b.output("y", {kKernelElements});
   b.step("affine", "kiln.elementwise", kernelStep(image, "affine", {x, w, t}));
   b.step("copy", "kiln.copy", plan::CopyStep{t, y, kKernelElements * sizeof(float)});

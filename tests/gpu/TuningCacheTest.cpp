@@ -41,7 +41,7 @@ plan::Plan threeProblems(PlanBuilder b) {
   c.strides = {1, 1};
   c.dilations = {1, 1};
   c.x = b.input("img", c.xShape);
-  c.w = b.weights("cw", randomVector(5 * 3 * 9, 4));
+  c.w = b.weights("cw", randomVector(5 * 3 * 9, 4), {5, 3, 3, 3});
   c.y = b.output("y", c.yShape);
   b.step("conv", "kiln.conv", c);
   return b.build();
@@ -143,6 +143,35 @@ TEST_F(TuningCacheTest, CorruptedFileIsIgnoredLineByLine) {
   auto ctx = context(*engine);
   ASSERT_NE(ctx, nullptr);
   runOnce(*ctx, *engine, inputs());
+  std::filesystem::remove(path);
+}
+
+TEST_F(TuningCacheTest, EveryOperandTypeIsPartOfTheProblem) {
+  // Two bf16 gemms of one shape, one writing bf16 and one f32: different problems (cuBLASLt's
+  // best algorithm depends on D's type too), each key naming every operand's type.
+  PlanBuilder b = builder("types");
+  std::vector<uint16_t> zeros(65 * 17, 0);
+  uint32_t a = b.input("a", {33, 65}, plan::DType::BF16);
+  uint32_t w = b.weightsRaw("w", plan::DType::BF16, {65, 17}, zeros.data());
+  for (plan::DType out : {plan::DType::BF16, plan::DType::F32}) {
+    plan::GemmStep g;
+    g.m = 33, g.n = 17, g.k = 65;
+    g.a = a, g.b = w;
+    g.d = b.output("d_" + std::string(plan::dtypeName(out)), {33, 17}, out);
+    b.step("fc", "kiln.matmul", g);
+  }
+  std::filesystem::path path = cachePath("types");
+  std::filesystem::remove(path);
+  {
+    auto rt = makeRuntime(path.string());
+    ASSERT_NE(rt, nullptr);
+    auto engine = load(b.build(), rt.get());
+    ASSERT_NE(engine, nullptr);
+    EXPECT_EQ(engine->tuningStats().tuned, 2u);
+  }
+  std::string text = readFile(path);
+  EXPECT_NE(text.find("gemm A=bf16 B=bf16 C=- D=bf16 bias=- "), std::string::npos) << text;
+  EXPECT_NE(text.find("gemm A=bf16 B=bf16 C=- D=f32 bias=- "), std::string::npos) << text;
   std::filesystem::remove(path);
 }
 

@@ -14,24 +14,28 @@
 // RUN: not kiln compile %s 2>&1 | FileCheck %s --check-prefix=USAGE
 
 // CHECK: precision="fp32"
-// CHECK: input 0 "x" f32[1,2,5,5]
-// CHECK: output 0 "y" f32[1,4]
-// CHECK: output 1 "same" f32[1,2,5,5]
-// CHECK: output 2 "table" f32[4]
+// CHECK: input 0 "x" type=f32[1,2,5,5]
+// CHECK: output 0 "y" type=f32[1,4]
+// CHECK: output 1 "same" type=f32[1,2,5,5]
+// CHECK: output 2 "table" type=f32[4]
+// Every buffer has its tensor's type. relu runs in place on the conv result it consumes last,
+// and the reshape is a view of the same bytes with the reshape's own shape.
+// CHECK: buffer {{[0-9]+}} "conv" space=arena offset=[[CONV:[0-9]+]] bytes=108 type=f32[1,3,3,3]
+// CHECK: buffer {{[0-9]+}} "relu" space=arena offset=[[CONV]] bytes=108 type=f32[1,3,3,3]
+// CHECK: buffer {{[0-9]+}} "{{.*}}" space=arena offset=[[CONV]] bytes=108 type=f32[1,27]
 // Asymmetric padding: an explicit pad kernel, then a conv with no padding.
-// CHECK: "conv/pad" op="kiln.pad" kernel
-// CHECK: "conv" op="kiln.conv" conv dtype=f32 math=strict-f32 x={{[0-9]+}}[1,2,6,6] {{.*}} pads=[0,0]
-// relu runs in place on the conv result it consumes last.
-// CHECK: "relu" op="kiln.relu" kernel {{.*}} args=[[[IN:[0-9]+]],[[OUT:[0-9]+]]]
+// CHECK: "conv/pad" op="kiln.pad" kernel {{.*}} args=[x:f32[1,2,5,5],conv/padded:f32[1,2,6,6]]
+// CHECK: "conv" op="kiln.conv" conv math=strict-f32 transpose=0 xShape=[1,2,6,6] {{.*}} pads=[0,0] {{.*}} x=conv/padded:f32[1,2,6,6] w={{.*}}:f32[3,2,2,2] y=conv:f32[1,3,3,3] bias=-
+// CHECK: "relu" op="kiln.relu" kernel {{.*}} args=[conv:f32[1,3,3,3],relu:f32[1,3,3,3]]
 // A bias row with beta 1 becomes cuBLASLt's bias epilogue.
-// CHECK: "fc" op="kiln.gemm" gemm {{.*}} transB=1 {{.*}} bias={{[0-9]+}}
-// CHECK: "same" op="copy" copy
+// CHECK: "fc" op="kiln.gemm" gemm {{.*}} transB=1 {{.*}} a={{.*}}:f32[1,27] b={{.*}}:f32[4,27] d=fc:f32[1,4] c=- bias={{.*}}:f32[4]
+// CHECK: "same" op="copy" copy src=x:f32[1,2,5,5] dst=same:f32[1,2,5,5]
 // CHECK: "table" op="copy" copy
-// CHECK: image 0 "kernels" sm=90
+// CHECK: image 0 "kernels" smVersion=90
 
 // TF32: precision="tf32"
-// TF32: conv dtype=f32 math=tf32
-// TF32: gemm dtype=f32 math=tf32
+// TF32: conv math=tf32
+// TF32: gemm math=tf32
 
 // JSON: 6
 

@@ -103,13 +103,17 @@ TEST(PlanCorruption, WrongMagic) {
 
 TEST(PlanCorruption, UnknownFormatVersion) {
   std::vector<uint8_t> bytes = serializePlan(makeSamplePlan());
-  write32(bytes, format::kVersionOffset, 2);
+  write32(bytes, format::kVersionOffset, 3);
   resealPlanBytes(bytes); // a well-formed file from a future kiln
   StatusOr<Plan> parsed = parsePlan(bytes, "future.kiln");
   EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidPlan);
   EXPECT_EQ(parsed.status().message(),
-            "future.kiln: unknown plan format version 2; this runtime reads version 1 only: recompile the model with "
+            "future.kiln: unknown plan format version 3; this runtime reads version 2 only: recompile the model with "
             "the `kiln compile` that matches this runtime (or load it with the runtime of the kiln that wrote it)");
+  // A file of the previous format (before per-buffer types) is refused the same way.
+  write32(bytes, format::kVersionOffset, 1);
+  resealPlanBytes(bytes);
+  EXPECT_PARSE_ERROR(bytes, "unknown plan format version 1; this runtime reads version 2 only");
 }
 
 TEST(PlanCorruption, SizeMismatch) {
@@ -168,7 +172,7 @@ TEST(PlanCorruption, NonCanonicalLayoutBehindValidChecksums) {
   std::vector<uint8_t> flags = good;
   write32(flags, format::kFlagsOffset, 4);
   resealPlanBytes(flags);
-  EXPECT_PARSE_ERROR(flags, "the header has flags 4 that format version 1 does not define");
+  EXPECT_PARSE_ERROR(flags, "the header has flags 4 that format version 2 does not define");
 
   std::vector<uint8_t> header = good;
   write32(header, format::kHeaderSizeOffset, 48);
@@ -182,7 +186,8 @@ TEST(PlanCorruption, NonCanonicalLayoutBehindValidChecksums) {
 Plan oneCopyPlan() {
   Plan plan;
   plan.metadata.arenaBytes = 512;
-  plan.buffers = {{"a", MemorySpace::Arena, 0, 256}, {"b", MemorySpace::Arena, 256, 256}};
+  plan.buffers = {{"a", MemorySpace::Arena, 0, 256, DType::F32, {8, 8}},
+                  {"b", MemorySpace::Arena, 256, 256, DType::F32, {8, 8}}};
   plan.steps = {{"", "", CopyStep{0, 1, 256}}};
   return plan;
 }
@@ -235,7 +240,7 @@ TEST(PlanCorruption, GarbageLengthsDoNotAllocate) {
   gTrackAllocations = true;
   std::string message = parseError(bytes);
   gTrackAllocations = false;
-  EXPECT_NE(message.find("section 'tensors' is malformed (in input 0) at byte 18: shape says 2305843009213693952 "
+  EXPECT_NE(message.find("section 'tensors' is malformed (in input 0 'x') at byte 18: shape says 2305843009213693952 "
                          "elements of at least 8 bytes"),
             std::string::npos)
       << message;
@@ -255,8 +260,8 @@ TEST(PlanCorruption, UnknownStepKindAndBadBoolean) {
   gemm.steps = {{"", "", g}};
   gemm.metadata.cublasLtVersion = 130100;
   ASSERT_TRUE(parsePlan(serializePlan(gemm)).isOk());
-  // tag, dtype, math, batch, m, n, k (4 x 8 bytes), then transA.
-  EXPECT_PARSE_ERROR(withStepsField(gemm, kTagAt + 3 + 32, 2, 1), "transA is 2, not a boolean (0 or 1)");
+  // tag, math, batch, m, n, k (4 x 8 bytes), then transA.
+  EXPECT_PARSE_ERROR(withStepsField(gemm, kTagAt + 2 + 32, 2, 1), "transA is 2, not a boolean (0 or 1)");
 }
 
 TEST(PlanCorruption, TrailingBytesInASection) {

@@ -3,7 +3,8 @@
 // makeSamplePlan() is a small plan that passes validatePlan and uses every step kind and every
 // optional field, with sizes worked out by hand (see the buffer table below). resealPlanBytes()
 // recomputes the checksums of an edited file so a test can reach the decoder or the validator
-// behind them.
+// behind them. Plans compare with the structs' operator==; PrintTo shows a plan that differs
+// as its text view.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_TESTS_UNIT_PLAN_PLANFIXTURES_H
@@ -14,6 +15,12 @@
 #include "runtime/plan/PlanFormat.h"
 
 #include <cstring>
+#include <ostream>
+
+namespace kiln::plan {
+/// How gtest prints a Plan in a failed EXPECT_EQ (found by argument-dependent lookup).
+inline void PrintTo(const Plan &plan, std::ostream *os) { *os << "\n" << planToText(plan); }
+} // namespace kiln::plan
 
 namespace kiln::plan::testing {
 
@@ -29,20 +36,21 @@ inline Plan makeSamplePlan() {
   plan.metadata.arenaBytes = 5376;
   plan.metadata.arenaLowerBound = 4000;
 
-  // name, space, offset, bytes: f32 tensors, offsets multiples of 256.
+  // name, space, offset, bytes, type: f32 tensors, offsets multiples of 256.
+  constexpr DType f32 = DType::F32;
   plan.buffers = {
-      {"x", MemorySpace::Arena, 0, 768},          // 0: [1,3,8,8]
-      {"conv.w", MemorySpace::Weights, 0, 432},   // 1: [4,3,3,3]
-      {"conv.b", MemorySpace::Weights, 512, 16},  // 2: [4]
-      {"conv.y", MemorySpace::Arena, 768, 1024},  // 3: [1,4,8,8]
-      {"relu.y", MemorySpace::Arena, 1792, 1024}, // 4: [1,4,8,8], as a 4x64 matrix for fc
-      {"fc.w", MemorySpace::Weights, 768, 2560},  // 5: [64,10]
-      {"fc.b", MemorySpace::Weights, 3328, 40},   // 6: [10]
-      {"fc.y", MemorySpace::Arena, 2816, 160},    // 7: [4,10]
-      {"y", MemorySpace::Arena, 3072, 160},       // 8: [4,10]
-      {"up.w", MemorySpace::Weights, 3584, 128},  // 9: [4,2,2,2]
-      {"up.y", MemorySpace::Arena, 3328, 2048},   // 10: [1,2,16,16]
-      {"bmm.b", MemorySpace::Weights, 3840, 64},  // 11: [4,4], broadcast over the batch
+      {"x", MemorySpace::Arena, 0, 768, f32, {1, 3, 8, 8}},          // 0
+      {"conv.w", MemorySpace::Weights, 0, 432, f32, {4, 3, 3, 3}},   // 1
+      {"conv.b", MemorySpace::Weights, 512, 16, f32, {4}},           // 2
+      {"conv.y", MemorySpace::Arena, 768, 1024, f32, {1, 4, 8, 8}},  // 3
+      {"relu.y", MemorySpace::Arena, 1792, 1024, f32, {1, 4, 8, 8}}, // 4: a 4x64 matrix for fc
+      {"fc.w", MemorySpace::Weights, 768, 2560, f32, {64, 10}},      // 5
+      {"fc.b", MemorySpace::Weights, 3328, 40, f32, {10}},           // 6
+      {"fc.y", MemorySpace::Arena, 2816, 160, f32, {4, 10}},         // 7
+      {"y", MemorySpace::Arena, 3072, 160, f32, {4, 10}},            // 8
+      {"up.w", MemorySpace::Weights, 3584, 128, f32, {4, 2, 2, 2}},  // 9
+      {"up.y", MemorySpace::Arena, 3328, 2048, f32, {1, 2, 16, 16}}, // 10
+      {"bmm.b", MemorySpace::Weights, 3840, 64, f32, {4, 4}},        // 11: broadcast over the batch
   };
   plan.inputs = {{"x", DType::F32, {1, 3, 8, 8}, 0}};
   plan.outputs = {{"y", DType::F32, {4, 10}, 8}, {"up", DType::F32, {1, 2, 16, 16}, 10}};

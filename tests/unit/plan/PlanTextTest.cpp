@@ -144,44 +144,72 @@ TEST(PlanText, JsonCheckerRejectsInvalidJson) {
 TEST(PlanText, TextOfTheSamplePlan) {
   Plan plan = makeSamplePlan();
   std::string expected =
-      "kiln-plan format=1 compiler=\"0.1.0\" model=\"tiny.onnx\"\n"
-      "target sm=90 cuda=13.0 cudnn=9.19.0 cublaslt=13.1.0 precision=\"tf32\"\n"
-      "arena bytes=5376 lower-bound=4000\n"
-      "weights bytes=3904\n"
-      "input 0 \"x\" f32[1,3,8,8] buffer=0\n"
-      "output 0 \"y\" f32[4,10] buffer=8\n"
-      "output 1 \"up\" f32[1,2,16,16] buffer=10\n"
-      "buffer 0 \"x\" arena offset=0 bytes=768\n"
-      "buffer 1 \"conv.w\" weights offset=0 bytes=432\n"
-      "buffer 2 \"conv.b\" weights offset=512 bytes=16\n"
-      "buffer 3 \"conv.y\" arena offset=768 bytes=1024\n"
-      "buffer 4 \"relu.y\" arena offset=1792 bytes=1024\n"
-      "buffer 5 \"fc.w\" weights offset=768 bytes=2560\n"
-      "buffer 6 \"fc.b\" weights offset=3328 bytes=40\n"
-      "buffer 7 \"fc.y\" arena offset=2816 bytes=160\n"
-      "buffer 8 \"y\" arena offset=3072 bytes=160\n"
-      "buffer 9 \"up.w\" weights offset=3584 bytes=128\n"
-      "buffer 10 \"up.y\" arena offset=3328 bytes=2048\n"
-      "buffer 11 \"bmm.b\" weights offset=3840 bytes=64\n"
-      "step 0 \"/conv1/Conv\" op=\"kiln.conv\" conv dtype=f32 math=tf32 x=0[1,3,8,8] w=1[4,3,3,3] y=3[1,4,8,8] "
-      "pads=[1,1] strides=[1,1] dilations=[1,1] groups=1 act=relu bias=2\n"
+      "kiln-plan format=2 weightsBytes=3904\n"
+      "metadata compilerVersion=\"0.1.0\" computeCapability=90 cudaVersion=13.0 cudnnVersion=9.19.0 "
+      "cublasLtVersion=13.1.0 precision=\"tf32\" model=\"tiny.onnx\" arenaBytes=5376 arenaLowerBound=4000\n"
+      "input 0 \"x\" type=f32[1,3,8,8] buffer=x:f32[1,3,8,8]\n"
+      "output 0 \"y\" type=f32[4,10] buffer=y:f32[4,10]\n"
+      "output 1 \"up\" type=f32[1,2,16,16] buffer=up.y:f32[1,2,16,16]\n"
+      "buffer 0 \"x\" space=arena offset=0 bytes=768 type=f32[1,3,8,8]\n"
+      "buffer 1 \"conv.w\" space=weights offset=0 bytes=432 type=f32[4,3,3,3]\n"
+      "buffer 2 \"conv.b\" space=weights offset=512 bytes=16 type=f32[4]\n"
+      "buffer 3 \"conv.y\" space=arena offset=768 bytes=1024 type=f32[1,4,8,8]\n"
+      "buffer 4 \"relu.y\" space=arena offset=1792 bytes=1024 type=f32[1,4,8,8]\n"
+      "buffer 5 \"fc.w\" space=weights offset=768 bytes=2560 type=f32[64,10]\n"
+      "buffer 6 \"fc.b\" space=weights offset=3328 bytes=40 type=f32[10]\n"
+      "buffer 7 \"fc.y\" space=arena offset=2816 bytes=160 type=f32[4,10]\n"
+      "buffer 8 \"y\" space=arena offset=3072 bytes=160 type=f32[4,10]\n"
+      "buffer 9 \"up.w\" space=weights offset=3584 bytes=128 type=f32[4,2,2,2]\n"
+      "buffer 10 \"up.y\" space=arena offset=3328 bytes=2048 type=f32[1,2,16,16]\n"
+      "buffer 11 \"bmm.b\" space=weights offset=3840 bytes=64 type=f32[4,4]\n"
+      "step 0 \"/conv1/Conv\" op=\"kiln.conv\" conv math=tf32 transpose=0 xShape=[1,3,8,8] wShape=[4,3,3,3] "
+      "yShape=[1,4,8,8] pads=[1,1] strides=[1,1] dilations=[1,1] groups=1 activation=relu x=x:f32[1,3,8,8] "
+      "w=conv.w:f32[4,3,3,3] y=conv.y:f32[1,4,8,8] bias=conv.b:f32[4]\n"
       "step 1 \"/relu1/Relu\" op=\"kiln.relu\" kernel image=0 function=\"relu_f32_256\" grid=[1,1,1] "
-      "block=[256,1,1] shared=0 args=[3,4]\n"
-      "step 2 \"/fc/Gemm\" op=\"kiln.gemm\" gemm dtype=f32 math=tf32 batch=1 m=4 n=10 k=64 transA=0 transB=0 "
-      "strides=[0,0,0,0] alpha=1 beta=0 act=none a=4 b=5 c=- d=7 bias=6\n"
-      "step 3 \"/Reshape\" op=\"kiln.reshape\" copy src=7 dst=8 bytes=160\n"
-      "step 4 \"/up/ConvTranspose\" op=\"kiln.conv_transpose\" conv-transpose dtype=f32 math=strict-f32 "
-      "x=3[1,4,8,8] w=9[4,2,2,2] y=10[1,2,16,16] pads=[0,0] strides=[2,2] dilations=[1,1] groups=1 act=none "
-      "bias=-\n"
-      "step 5 \"/bmm/MatMul\" op=\"kiln.matmul\" gemm dtype=f32 math=strict-f32 batch=2 m=4 n=4 k=4 transA=1 "
-      "transB=1 strides=[16,0,16,16] alpha=0.25 beta=0.5 act=gelu a=4 b=11 c=10 d=10 bias=-\n"
+      "block=[256,1,1] sharedBytes=0 args=[conv.y:f32[1,4,8,8],relu.y:f32[1,4,8,8]]\n"
+      "step 2 \"/fc/Gemm\" op=\"kiln.gemm\" gemm math=tf32 batch=1 m=4 n=10 k=64 transA=0 transB=0 strideA=0 "
+      "strideB=0 strideC=0 strideD=0 alpha=1 beta=0 activation=none a=relu.y:f32[1,4,8,8] b=fc.w:f32[64,10] "
+      "d=fc.y:f32[4,10] c=- bias=fc.b:f32[10]\n"
+      "step 3 \"/Reshape\" op=\"kiln.reshape\" copy src=fc.y:f32[4,10] dst=y:f32[4,10] bytes=160\n"
+      "step 4 \"/up/ConvTranspose\" op=\"kiln.conv_transpose\" conv math=strict-f32 transpose=1 xShape=[1,4,8,8] "
+      "wShape=[4,2,2,2] yShape=[1,2,16,16] pads=[0,0] strides=[2,2] dilations=[1,1] groups=1 activation=none "
+      "x=conv.y:f32[1,4,8,8] w=up.w:f32[4,2,2,2] y=up.y:f32[1,2,16,16] bias=-\n"
+      "step 5 \"/bmm/MatMul\" op=\"kiln.matmul\" gemm math=strict-f32 batch=2 m=4 n=4 k=4 transA=1 transB=1 "
+      "strideA=16 strideB=0 strideC=16 strideD=16 alpha=0.25 beta=0.5 activation=gelu a=relu.y:f32[1,4,8,8] "
+      "b=bmm.b:f32[4,4] d=up.y:f32[1,2,16,16] c=up.y:f32[1,2,16,16] bias=-\n"
       "step 6 \"/tail/Mul\" op=\"kiln.mul\" kernel image=1 function=\"scale\" grid=[2,3,4] block=[8,8,4] "
-      "shared=128 args=[]\n"
-      "image 0 \"kernels0\" sm=90 cubin-bytes=64 ptx-bytes=" + std::to_string(plan.images[0].ptx.size()) + "\n"
-      "image 1 \"kernels1\" sm=90 cubin-bytes=0 ptx-bytes=" + std::to_string(plan.images[1].ptx.size()) + "\n";
+      "sharedBytes=128 args=[]\n"
+      "image 0 \"kernels0\" smVersion=90 cubinBytes=64 ptxBytes=" + std::to_string(plan.images[0].ptx.size()) + "\n"
+      "image 1 \"kernels1\" smVersion=90 cubinBytes=0 ptxBytes=" + std::to_string(plan.images[1].ptx.size()) + "\n";
   EXPECT_EQ(planToText(plan), expected);
   // Stable: a plan read back from its bytes prints the same.
   EXPECT_EQ(planToText(parsePlan(serializePlan(plan)).value()), expected);
+}
+
+TEST(PlanText, OperandsShowTheirOwnTypes) {
+  // A bf16 x bf16 -> f32 matmul: each operand shows its buffer's type, not one for the step.
+  // Names that are not plain identifiers are quoted.
+  Plan plan = makeSamplePlan();
+  plan.buffers[4].name = "onnx::MatMul 7";
+  plan.buffers[4].dtype = DType::BF16;
+  plan.buffers[4].shape = {4, 64, 2};
+  plan.buffers[5].dtype = DType::BF16;
+  plan.buffers[5].shape = {64, 20};
+  std::string text = planToText(plan);
+  EXPECT_NE(text.find("a=\"onnx::MatMul 7\":bf16[4,64,2] b=fc.w:bf16[64,20] d=fc.y:f32[4,10] c=- "
+                      "bias=fc.b:f32[10]\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("buffer 4 \"onnx::MatMul 7\" space=arena offset=1792 bytes=1024 type=bf16[4,64,2]\n"),
+            std::string::npos)
+      << text;
+  std::string json = planToJson(plan);
+  EXPECT_TRUE(JsonChecker(json).valid()) << json;
+  EXPECT_NE(json.find("\"a\": {\"index\": 4, \"name\": \"onnx::MatMul 7\", \"dtype\": \"bf16\", \"shape\": [4,64,2]}, "
+                      "\"b\": {\"index\": 5, \"name\": \"fc.w\", \"dtype\": \"bf16\", \"shape\": [64,20]}, "
+                      "\"d\": {\"index\": 7, \"name\": \"fc.y\", \"dtype\": \"f32\", \"shape\": [4,10]}"),
+            std::string::npos)
+      << json;
 }
 
 TEST(PlanText, JsonOfTheSamplePlan) {
@@ -190,31 +218,42 @@ TEST(PlanText, JsonOfTheSamplePlan) {
   JsonChecker checker(json);
   EXPECT_TRUE(checker.valid()) << "invalid JSON near byte " << checker.position() << ":\n" << json;
   for (const std::string &line : {
-           std::string("{\n  \"format\": 1,\n"),
+           std::string("{\n  \"format\": 2,\n"),
            std::string("  \"metadata\": {\"compilerVersion\": \"0.1.0\", \"computeCapability\": 90, \"cudaVersion\": "
                        "13000, \"cudnnVersion\": 91900, \"cublasLtVersion\": 130100, \"precision\": \"tf32\", "
                        "\"model\": \"tiny.onnx\", \"arenaBytes\": 5376, \"arenaLowerBound\": 4000},\n"),
            std::string("  \"weightsBytes\": 3904,\n"),
            std::string("  \"inputs\": [\n    {\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [1,3,8,8], \"buffer\": "
-                       "0}\n  ],\n"),
-           std::string("    {\"name\": \"up\", \"dtype\": \"f32\", \"shape\": [1,2,16,16], \"buffer\": 10}\n"),
-           std::string("    {\"name\": \"bmm.b\", \"space\": \"weights\", \"offset\": 3840, \"bytes\": 64}\n  ],\n"),
-           std::string("    {\"name\": \"/conv1/Conv\", \"op\": \"kiln.conv\", \"kind\": \"conv\", \"dtype\": \"f32\", "
-                       "\"math\": \"tf32\", \"transpose\": false, \"xShape\": [1,3,8,8], \"wShape\": [4,3,3,3], "
-                       "\"yShape\": [1,4,8,8], \"pads\": [1,1], \"strides\": [1,1], \"dilations\": [1,1], \"groups\": "
-                       "1, \"activation\": \"relu\", \"x\": 0, \"w\": 1, \"y\": 3, \"bias\": 2},\n"),
+                       "{\"index\": 0, \"name\": \"x\", \"dtype\": \"f32\", \"shape\": [1,3,8,8]}}\n  ],\n"),
+           std::string("    {\"name\": \"up\", \"dtype\": \"f32\", \"shape\": [1,2,16,16], \"buffer\": {\"index\": 10, "
+                       "\"name\": \"up.y\", \"dtype\": \"f32\", \"shape\": [1,2,16,16]}}\n"),
+           std::string("    {\"name\": \"bmm.b\", \"space\": \"weights\", \"offset\": 3840, \"bytes\": 64, \"dtype\": "
+                       "\"f32\", \"shape\": [4,4]}\n  ],\n"),
+           std::string("    {\"name\": \"/conv1/Conv\", \"op\": \"kiln.conv\", \"kind\": \"conv\", \"math\": \"tf32\", "
+                       "\"transpose\": false, \"xShape\": [1,3,8,8], \"wShape\": [4,3,3,3], \"yShape\": [1,4,8,8], "
+                       "\"pads\": [1,1], \"strides\": [1,1], \"dilations\": [1,1], \"groups\": 1, \"activation\": "
+                       "\"relu\", \"x\": {\"index\": 0, \"name\": \"x\", \"dtype\": \"f32\", \"shape\": [1,3,8,8]}, "
+                       "\"w\": {\"index\": 1, \"name\": \"conv.w\", \"dtype\": \"f32\", \"shape\": [4,3,3,3]}, \"y\": "
+                       "{\"index\": 3, \"name\": \"conv.y\", \"dtype\": \"f32\", \"shape\": [1,4,8,8]}, \"bias\": "
+                       "{\"index\": 2, \"name\": \"conv.b\", \"dtype\": \"f32\", \"shape\": [4]}},\n"),
            std::string("    {\"name\": \"/relu1/Relu\", \"op\": \"kiln.relu\", \"kind\": \"kernel\", \"image\": 0, "
                        "\"function\": \"relu_f32_256\", \"grid\": [1,1,1], \"block\": [256,1,1], \"sharedBytes\": 0, "
-                       "\"args\": [3,4]},\n"),
-           std::string("    {\"name\": \"/fc/Gemm\", \"op\": \"kiln.gemm\", \"kind\": \"gemm\", \"dtype\": \"f32\", "
-                       "\"math\": \"tf32\", \"batch\": 1, \"m\": 4, \"n\": 10, \"k\": 64, \"transA\": false, "
-                       "\"transB\": false, \"strideA\": 0, \"strideB\": 0, \"strideC\": 0, \"strideD\": 0, \"alpha\": "
-                       "1, \"beta\": 0, \"activation\": \"none\", \"a\": 4, \"b\": 5, \"c\": null, \"d\": 7, \"bias\": "
-                       "6},\n"),
-           std::string("    {\"name\": \"/Reshape\", \"op\": \"kiln.reshape\", \"kind\": \"copy\", \"src\": 7, "
-                       "\"dst\": 8, \"bytes\": 160},\n"),
-           std::string("\"alpha\": 0.25, \"beta\": 0.5, \"activation\": \"gelu\", \"a\": 4, \"b\": 11, \"c\": 10, "
-                       "\"d\": 10, \"bias\": null},\n"),
+                       "\"args\": [{\"index\": 3, \"name\": \"conv.y\", \"dtype\": \"f32\", \"shape\": [1,4,8,8]}, "
+                       "{\"index\": 4, \"name\": \"relu.y\", \"dtype\": \"f32\", \"shape\": [1,4,8,8]}]},\n"),
+           std::string("    {\"name\": \"/fc/Gemm\", \"op\": \"kiln.gemm\", \"kind\": \"gemm\", \"math\": \"tf32\", "
+                       "\"batch\": 1, \"m\": 4, \"n\": 10, \"k\": 64, \"transA\": false, \"transB\": false, "
+                       "\"strideA\": 0, \"strideB\": 0, \"strideC\": 0, \"strideD\": 0, \"alpha\": 1, \"beta\": 0, "
+                       "\"activation\": \"none\", \"a\": {\"index\": 4, \"name\": \"relu.y\", \"dtype\": \"f32\", "
+                       "\"shape\": [1,4,8,8]}, \"b\": {\"index\": 5, \"name\": \"fc.w\", \"dtype\": \"f32\", \"shape\": "
+                       "[64,10]}, \"d\": {\"index\": 7, \"name\": \"fc.y\", \"dtype\": \"f32\", \"shape\": [4,10]}, "
+                       "\"c\": null, \"bias\": {\"index\": 6, \"name\": \"fc.b\", \"dtype\": \"f32\", \"shape\": "
+                       "[10]}},\n"),
+           std::string("    {\"name\": \"/Reshape\", \"op\": \"kiln.reshape\", \"kind\": \"copy\", \"src\": {\"index\": "
+                       "7, \"name\": \"fc.y\", \"dtype\": \"f32\", \"shape\": [4,10]}, \"dst\": {\"index\": 8, "
+                       "\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [4,10]}, \"bytes\": 160},\n"),
+           std::string("\"alpha\": 0.25, \"beta\": 0.5, \"activation\": \"gelu\", \"a\": {\"index\": 4, "),
+           std::string("\"c\": {\"index\": 10, \"name\": \"up.y\", \"dtype\": \"f32\", \"shape\": [1,2,16,16]}, "
+                       "\"bias\": null},\n"),
            std::string("    {\"name\": \"kernels1\", \"smVersion\": 90, \"cubinBytes\": 0, \"ptxBytes\": " +
                        std::to_string(plan.images[1].ptx.size()) + "}\n  ]\n}\n"),
        })
@@ -226,7 +265,11 @@ TEST(PlanText, StringsAreEscaped) {
   plan.buffers[0].name = std::string("a\"b\\c\nd\x01" "e\xff" "f\xc3\xa9g\xed\xa0\x80"); // \xed\xa0\x80: a surrogate
   plan.steps[1].name = "tab\there";
   std::string text = planToText(plan);
-  EXPECT_NE(text.find("buffer 0 \"a\\\"b\\\\c\\nd\\x01e\\xfff\xc3\xa9g\\xed\\xa0\\x80\" arena"), std::string::npos)
+  EXPECT_NE(text.find("buffer 0 \"a\\\"b\\\\c\\nd\\x01e\\xfff\xc3\xa9g\\xed\\xa0\\x80\" space=arena"),
+            std::string::npos)
+      << text;
+  // The same name as an operand: quoted the same way.
+  EXPECT_NE(text.find(" x=\"a\\\"b\\\\c\\nd\\x01e\\xfff\xc3\xa9g\\xed\\xa0\\x80\":f32[1,3,8,8] "), std::string::npos)
       << text;
   EXPECT_NE(text.find("step 1 \"tab\\there\""), std::string::npos) << text;
   std::string json = planToJson(plan);
@@ -247,24 +290,27 @@ TEST(PlanText, ViewsOfAnInvalidPlanStillWork) {
   g.activation = static_cast<Activation>(8);
   g.alpha = std::numeric_limits<float>::quiet_NaN();
   g.beta = -std::numeric_limits<float>::infinity();
+  g.b = 40;
+  std::get<KernelStep>(plan.steps[1].params).args[0] = 12;
   plan.metadata.cudnnVersion = 0;
   std::string text = planToText(plan);
-  EXPECT_NE(text.find("input 0 \"x\" ?77[1,3,8,8] buffer=0\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("buffer 1 \"conv.w\" ?9 offset=0"), std::string::npos) << text;
-  EXPECT_NE(text.find("math=?3 batch=1"), std::string::npos) << text;
-  EXPECT_NE(text.find("alpha=nan beta=-inf act=?8"), std::string::npos) << text;
-  EXPECT_NE(text.find("cudnn=none"), std::string::npos) << text;
+  EXPECT_NE(text.find("input 0 \"x\" type=?77[1,3,8,8] buffer=x:f32[1,3,8,8]\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("buffer 1 \"conv.w\" space=?9 offset=0"), std::string::npos) << text;
+  EXPECT_NE(text.find("gemm math=?3 batch=1"), std::string::npos) << text;
+  EXPECT_NE(text.find("alpha=nan beta=-inf activation=?8 a=relu.y:f32[1,4,8,8] b=?40 "), std::string::npos) << text;
+  EXPECT_NE(text.find("args=[?12,relu.y:f32[1,4,8,8]]"), std::string::npos) << text;
+  EXPECT_NE(text.find("cudnnVersion=none"), std::string::npos) << text;
   std::string json = planToJson(plan);
   EXPECT_TRUE(JsonChecker(json).valid()) << json;
   EXPECT_NE(json.find("\"alpha\": \"NaN\", \"beta\": \"-Infinity\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"b\": {\"index\": 40}, "), std::string::npos) << json;
 }
 
 TEST(PlanText, EmptyPlan) {
   Plan plan;
-  EXPECT_EQ(planToText(plan), "kiln-plan format=1 compiler=\"\" model=\"\"\n"
-                              "target sm=90 cuda=none cudnn=none cublaslt=none precision=\"\"\n"
-                              "arena bytes=0 lower-bound=0\n"
-                              "weights bytes=0\n");
+  EXPECT_EQ(planToText(plan), "kiln-plan format=2 weightsBytes=0\n"
+                              "metadata compilerVersion=\"\" computeCapability=90 cudaVersion=none cudnnVersion=none "
+                              "cublasLtVersion=none precision=\"\" model=\"\" arenaBytes=0 arenaLowerBound=0\n");
   std::string json = planToJson(plan);
   EXPECT_TRUE(JsonChecker(json).valid()) << json;
   EXPECT_NE(json.find("  \"steps\": [],\n  \"images\": []\n}\n"), std::string::npos) << json;

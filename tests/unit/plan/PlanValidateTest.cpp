@@ -32,43 +32,54 @@ CopyStep &copy(Plan &p) { return std::get<CopyStep>(p.steps[3].params); }
 const BreakCase kCases[] = {
     // Enum values this kiln does not know.
     {"UnknownInputDType", [](Plan &p) { p.inputs[0].dtype = static_cast<DType>(99); },
-     "input 0 'x': unknown dtype value 99"},
+     "input 0 'x': dtype has the unknown dtype value 99 (this kiln knows 1=f32, 2=f16, 3=bf16,"},
+    {"UnknownBufferDType", [](Plan &p) { p.buffers[2].dtype = static_cast<DType>(0); },
+     "buffer 2 'conv.b': dtype has the unknown dtype value 0"},
     {"UnknownMemorySpace", [](Plan &p) { p.buffers[2].space = static_cast<MemorySpace>(7); },
-     "buffer 2 'conv.b': unknown memory space 7"},
-    {"UnknownGemmDType", [](Plan &p) { gemm(p, 2).dtype = static_cast<DType>(0); },
-     "step 2 '/fc/Gemm' (kiln.gemm): unknown dtype value 0"},
+     "buffer 2 'conv.b': space has the unknown memory space value 7 (this kiln knows 1=arena, 2=weights)"},
     {"UnknownMathMode", [](Plan &p) { gemm(p, 2).math = static_cast<MathMode>(5); },
-     "step 2 '/fc/Gemm' (kiln.gemm): unknown math mode 5"},
+     "step 2 '/fc/Gemm' (kiln.gemm): math has the unknown math mode value 5 (this kiln knows 0=strict-f32, 1=tf32)"},
     {"UnknownActivation", [](Plan &p) { gemm(p, 5).activation = static_cast<Activation>(9); },
-     "step 5 '/bmm/MatMul' (kiln.matmul): unknown activation 9"},
+     "step 5 '/bmm/MatMul' (kiln.matmul): activation has the unknown activation value 9 (this kiln knows 0=none, "
+     "1=relu, 2=gelu)"},
     {"ConvWithGelu", [](Plan &p) { conv(p, 0).activation = Activation::Gelu; },
      "step 0 '/conv1/Conv' (kiln.conv): convolutions fuse only no activation or relu"},
-    {"UnknownConvDType", [](Plan &p) { conv(p, 4).dtype = static_cast<DType>(200); },
-     "step 4 '/up/ConvTranspose' (kiln.conv_transpose): unknown dtype value 200"},
+    {"UnknownConvMathMode", [](Plan &p) { conv(p, 4).math = static_cast<MathMode>(200); },
+     "step 4 '/up/ConvTranspose' (kiln.conv_transpose): math has the unknown math mode value 200"},
 
     // Indices out of range.
     {"InputBufferOutOfRange", [](Plan &p) { p.inputs[0].buffer = 12; },
-     "input 0 'x': buffer index 12 is out of range (the plan has 12 buffers)"},
+     "input 0 'x': buffer = 12 is not a buffer index (the plan has 12 buffers)"},
     {"OutputBufferOutOfRange", [](Plan &p) { p.outputs[1].buffer = 4000000000u; },
-     "output 1 'up': buffer index 4000000000 is out of range"},
+     "output 1 'up': buffer = 4000000000 is not a buffer index"},
     {"KernelArgOutOfRange", [](Plan &p) { kernel(p, 1).args[1] = 12; },
-     "step 1 '/relu1/Relu' (kiln.relu): argument 1 names buffer 12, out of range"},
+     "step 1 '/relu1/Relu' (kiln.relu): args[1] = 12 is not a buffer index (the plan has 12 buffers)"},
     {"KernelImageOutOfRange", [](Plan &p) { kernel(p, 6).image = 2; },
-     "step 6 '/tail/Mul' (kiln.mul): image index 2 is out of range (the plan has 2 images)"},
+     "step 6 '/tail/Mul' (kiln.mul): image = 2 is not an image index (the plan has 2 images)"},
     {"GemmOperandOutOfRange", [](Plan &p) { gemm(p, 2).a = 50; },
-     "step 2 '/fc/Gemm' (kiln.gemm): A buffer index 50 is out of range"},
+     "step 2 '/fc/Gemm' (kiln.gemm): a = 50 is not a buffer index"},
     {"GemmOptionalOperandOutOfRange", [](Plan &p) { gemm(p, 2).bias = 13; },
-     "step 2 '/fc/Gemm' (kiln.gemm): bias buffer index 13 is out of range"},
+     "step 2 '/fc/Gemm' (kiln.gemm): bias = 13 is not a buffer index"},
     {"ConvBiasOutOfRange", [](Plan &p) { conv(p, 0).bias = 12; },
-     "step 0 '/conv1/Conv' (kiln.conv): bias buffer index 12 is out of range"},
+     "step 0 '/conv1/Conv' (kiln.conv): bias = 12 is not a buffer index"},
     {"CopyDstOutOfRange", [](Plan &p) { copy(p).dst = 99; },
-     "step 3 '/Reshape' (kiln.reshape): dst buffer index 99 is out of range"},
+     "step 3 '/Reshape' (kiln.reshape): dst = 99 is not a buffer index"},
 
-    // Buffers outside their memory space, or misaligned.
-    {"ArenaBufferPastArena", [](Plan &p) { p.buffers[10].bytes += 1; },
-     "buffer 10 'up.y': bytes [3328, 3328+2049) lie outside the arena of 5376 bytes"},
-    {"WeightsBufferPastBlob", [](Plan &p) { p.buffers[11].bytes = 65; },
-     "buffer 11 'bmm.b': bytes [3840, 3840+65) lie outside the weights blob of 3904 bytes"},
+    // Buffers: their tensor type against their size, their range in their memory space.
+    {"BufferBytesDisagreeWithType", [](Plan &p) { p.buffers[10].bytes += 1; },
+     "buffer 10 'up.y': f32[1,2,16,16] is 2048 bytes but the buffer has 2049"},
+    {"BufferShapeDisagreesWithBytes", [](Plan &p) { p.buffers[3].shape = {1, 4, 8}; },
+     "buffer 3 'conv.y': f32[1,4,8] is 128 bytes but the buffer has 1024"},
+    {"BufferTypeDisagreesWithBytes", [](Plan &p) { p.buffers[6].dtype = DType::F16; },
+     "buffer 6 'fc.b': f16[10] is 20 bytes but the buffer has 40"},
+    {"BufferNegativeDim", [](Plan &p) { p.buffers[3].shape = {1, -4, 8, 8}; },
+     "buffer 3 'conv.y': shape [1,-4,8,8] has a negative dimension"},
+    {"BufferTypeOverflows", [](Plan &p) { p.buffers[0].shape = {int64_t(1) << 40, int64_t(1) << 40}; },
+     "buffer 0 'x': f32[1099511627776,1099511627776] does not fit in 64 bits"},
+    {"ArenaBufferPastArena", [](Plan &p) { p.metadata.arenaBytes = 5000; },
+     "buffer 10 'up.y': bytes [3328, 3328+2048) lie outside the arena of 5000 bytes"},
+    {"WeightsBufferPastBlob", [](Plan &p) { p.buffers[11].offset = 4096; },
+     "buffer 11 'bmm.b': bytes [4096, 4096+64) lie outside the weights blob of 3904 bytes"},
     {"BufferEndOverflows", [](Plan &p) { p.buffers[0].offset = 0xFFFFFFFFFFFFFF00ull; },
      "buffer 0 'x': bytes [18446744073709551360, 18446744073709551360+768) lie outside the arena"},
     {"MisalignedOffset", [](Plan &p) { p.buffers[3].offset = 800; },
@@ -77,12 +88,14 @@ const BreakCase kCases[] = {
      "metadata: the arena lower bound (6000 bytes) is larger than the arena (5376 bytes)"},
 
     // Inputs and outputs.
-    {"BindingBytesMismatch", [](Plan &p) { p.outputs[0].shape = {4, 11}; },
-     "output 0 'y': f32[4,11] is 176 bytes but buffer 8 'y' has 160"},
+    {"BindingShapeMismatch", [](Plan &p) { p.outputs[0].shape = {4, 11}; },
+     "output 0 'y': f32[4,11] but buffer 8 'y' holds f32[4,10]"},
+    {"BindingSameBytesOtherShape", [](Plan &p) { p.outputs[0].shape = {40}; },
+     "output 0 'y': f32[40] but buffer 8 'y' holds f32[4,10]"},
     {"BindingDTypeMismatch", [](Plan &p) { p.inputs[0].dtype = DType::F16; },
-     "input 0 'x': f16[1,3,8,8] is 384 bytes but buffer 0 'x' has 768"},
+     "input 0 'x': f16[1,3,8,8] but buffer 0 'x' holds f32[1,3,8,8]"},
     {"BindingNegativeDim", [](Plan &p) { p.inputs[0].shape = {-1, 3, 8, 8}; },
-     "input 0 'x': shape [-1,3,8,8] has a negative dimension or overflows"},
+     "input 0 'x': shape [-1,3,8,8] has a negative dimension"},
     {"BindingInWeights", [](Plan &p) { p.outputs[0].buffer = 6; },
      "output 0 'y': buffer 6 'fc.b' is in the weights, not in the arena"},
     {"DuplicateInputName", [](Plan &p) { p.inputs.push_back(p.inputs[0]); },
@@ -126,6 +139,29 @@ const BreakCase kCases[] = {
     {"GemmSizeOverflow", [](Plan &p) { gemm(p, 2).m = int64_t(1) << 40; gemm(p, 2).k = int64_t(1) << 40; },
      "the size of A overflows 64 bits"},
 
+    // Operand element types, read from the buffers. Each break keeps the buffer's bytes.
+    {"GemmUnsupportedType", [](Plan &p) { p.buffers[4].dtype = DType::I32; },
+     "step 2 '/fc/Gemm' (kiln.gemm): A (buffer 4 'relu.y') is i32; cuBLASLt steps take f32, f16 or bf16 operands"},
+    {"GemmBDiffersFromA", [](Plan &p) { p.buffers[5].dtype = DType::F16, p.buffers[5].shape = {64, 10, 2}; },
+     "step 2 '/fc/Gemm' (kiln.gemm): B (buffer 5 'fc.w') is f16 but A is f32 and B must have A's type"},
+    {"GemmHalfOutputOfF32", [](Plan &p) { p.buffers[7].dtype = DType::F16, p.buffers[7].shape = {4, 10, 2}; },
+     "step 2 '/fc/Gemm' (kiln.gemm): D (buffer 7 'fc.y') is f16 but must have A's type (f32) or f32"},
+    {"GemmBiasDiffersFromD", [](Plan &p) { p.buffers[6].dtype = DType::BF16, p.buffers[6].shape = {20}; },
+     "step 2 '/fc/Gemm' (kiln.gemm): bias (buffer 6 'fc.b') is bf16 but D is f32 and bias must have D's type"},
+    {"GemmCDiffersFromD",
+     [](Plan &p) {
+       p.buffers[8].dtype = p.outputs[0].dtype = DType::I32;
+       gemm(p, 5).c = 8;
+     },
+     "step 5 '/bmm/MatMul' (kiln.matmul): C (buffer 8 'y') is i32 but D is f32 and C must have D's type"},
+    {"ConvUnsupportedType", [](Plan &p) { p.buffers[0].dtype = p.inputs[0].dtype = DType::I32; },
+     "step 0 '/conv1/Conv' (kiln.conv): x (buffer 0 'x') is i32; cuDNN steps take f32, f16 or bf16 operands"},
+    {"ConvMixedTypes", [](Plan &p) { p.buffers[1].dtype = DType::F16, p.buffers[1].shape = {4, 3, 3, 3, 2}; },
+     "step 0 '/conv1/Conv' (kiln.conv): w (buffer 1 'conv.w') is f16 but x is f32 and a convolution's operands "
+     "share one type"},
+    {"ConvBiasType", [](Plan &p) { p.buffers[2].dtype = DType::BF16, p.buffers[2].shape = {8}; },
+     "step 0 '/conv1/Conv' (kiln.conv): bias (buffer 2 'conv.b') is bf16 but x is f32"},
+
     // Convolution geometry and buffers.
     {"ConvXTooSmall", [](Plan &p) { conv(p, 0).x = 2; },
      "step 0 '/conv1/Conv' (kiln.conv): x needs 768 bytes but buffer 2 'conv.b' has 16"},
@@ -134,10 +170,8 @@ const BreakCase kCases[] = {
     {"ConvYTooSmall", [](Plan &p) { conv(p, 4).y = 4; },
      "step 4 '/up/ConvTranspose' (kiln.conv_transpose): y needs 2048 bytes but buffer 4 'relu.y' has 1024"},
     {"ConvWritesWeights", [](Plan &p) { conv(p, 0).y = 5; }, "writes y into buffer 5 'fc.w', which is in the read-only weights"},
-    {"ConvBiasTooSmall", [](Plan &p) { p.buffers[2].bytes = 12; },
+    {"ConvBiasTooSmall", [](Plan &p) { p.buffers[2].bytes = 12, p.buffers[2].shape = {3}; },
      "step 0 '/conv1/Conv' (kiln.conv): bias needs 16 bytes but buffer 2 'conv.b' has 12"},
-    {"ConvDTypeWidensOperands", [](Plan &p) { conv(p, 0).dtype = DType::F64; },
-     "step 0 '/conv1/Conv' (kiln.conv): x needs 1536 bytes but buffer 0 'x' has 768"},
     {"ConvWrongOutputSize", [](Plan &p) { conv(p, 0).strides = {2, 2}; },
      "step 0 '/conv1/Conv' (kiln.conv): the convolution of x [1,3,8,8] with w [4,3,3,3] (groups 1, pads [1,1], "
      "strides [2,2], dilations [1,1]) does not give y [1,4,8,8]"},
@@ -201,6 +235,60 @@ TEST(PlanValidate, InputAndOutputMayShareAName) {
   // ONNX allows a graph input to be a graph output too (an identity model).
   Plan plan = makeSamplePlan();
   plan.outputs[0].name = "x";
+  EXPECT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+}
+
+/// x[4,8] @ w[8,5] + bias into d[4,5], with the operand types given.
+Plan typedGemmPlan(DType ab, DType d) {
+  Plan plan;
+  plan.metadata.arenaBytes = 512;
+  plan.metadata.cublasLtVersion = 130100;
+  size_t abBytes = dtypeBytes(ab), dBytes = dtypeBytes(d);
+  plan.buffers = {{"x", MemorySpace::Arena, 0, 32 * abBytes, ab, {4, 8}},
+                  {"w", MemorySpace::Weights, 0, 40 * abBytes, ab, {8, 5}},
+                  {"bias", MemorySpace::Weights, 256, 5 * dBytes, d, {5}},
+                  {"d", MemorySpace::Arena, 256, 20 * dBytes, d, {4, 5}}};
+  plan.inputs = {{"x", ab, {4, 8}, 0}};
+  plan.outputs = {{"d", d, {4, 5}, 3}};
+  GemmStep g;
+  g.m = 4, g.n = 5, g.k = 8;
+  g.a = 0, g.b = 1, g.bias = 2, g.d = 3;
+  plan.steps = {{"fc", "kiln.gemm", g}};
+  plan.setWeights(std::vector<uint8_t>(512));
+  return plan;
+}
+
+TEST(PlanValidate, GemmOperandTypesFollowTheRules) {
+  // A and B share f32, f16 or bf16; D has A's type or f32.
+  for (DType ab : {DType::F32, DType::F16, DType::BF16})
+    for (DType d : {ab, DType::F32}) {
+      Plan plan = typedGemmPlan(ab, d);
+      EXPECT_TRUE(validatePlan(plan).isOk()) << dtypeName(ab) << " -> " << dtypeName(d) << ": "
+                                             << validatePlan(plan).toString();
+      EXPECT_TRUE(parsePlan(serializePlan(plan)).isOk());
+    }
+  Status narrowing = validatePlan(typedGemmPlan(DType::BF16, DType::F16));
+  EXPECT_NE(narrowing.message().find("D (buffer 3 'd') is f16 but must have A's type (bf16) or f32"), std::string::npos)
+      << narrowing.toString();
+  Status f64 = validatePlan(typedGemmPlan(DType::F64, DType::F64));
+  EXPECT_NE(f64.message().find("A (buffer 0 'x') is f64; cuBLASLt steps take f32, f16 or bf16 operands"),
+            std::string::npos)
+      << f64.toString();
+}
+
+TEST(PlanValidate, OperandSizesUseEachOperandsType) {
+  // bf16 operands need half the bytes of f32 ones: a 4x8 bf16 A is 64 bytes, and 63 are too few.
+  Plan plan = typedGemmPlan(DType::BF16, DType::F32);
+  ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
+  std::get<GemmStep>(plan.steps[0].params).k = 9;
+  Status s = validatePlan(plan);
+  EXPECT_NE(s.message().find("A needs 72 bytes but buffer 0 'x' has 64"), std::string::npos) << s.toString();
+}
+
+TEST(PlanValidate, ScratchIsAByteTensor) {
+  Plan plan = makeSamplePlan();
+  plan.buffers.push_back({"scratch", MemorySpace::Arena, 4096, 100, DType::U8, {100}});
+  std::get<KernelStep>(plan.steps[1].params).args.push_back(12);
   EXPECT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
 }
 
