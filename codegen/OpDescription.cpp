@@ -4,6 +4,7 @@
 
 #include "ir/Interpreter/Tensor.h"
 #include "ir/KilnOps.h"
+#include "ir/Provenance.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -126,12 +127,6 @@ llvm::Expected<TensorDesc> describeValue(mlir::Value value) {
 llvm::Error opError(mlir::Operation *op, const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  op->getName().getStringRef() + " '" + nodeName(op) + "': " + message);
-}
-
-std::string nodeName(mlir::Operation *op) {
-  if (auto name = llvm::dyn_cast<mlir::NameLoc>(op->getLoc()))
-    return name.getName().str();
-  return op->getName().getStringRef().str();
 }
 
 llvm::Expected<OpDesc> describeOp(mlir::Operation *op) {

@@ -9,6 +9,7 @@
 #define KILN_CODEGEN_OPDESCRIPTION_H
 
 #include "codegen/kernels/KernelEmitter.h"
+#include "ir/Provenance.h"
 
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/Operation.h"
@@ -25,8 +26,6 @@ llvm::Expected<DType> dtypeOf(mlir::Type elementType);
 llvm::Expected<TensorDesc> describeValue(mlir::Value value);
 /// "<op> '<node>': <message>", the form of every codegen error about an op.
 llvm::Error opError(mlir::Operation *op, const llvm::Twine &message);
-/// The node name an op came from (its NameLoc), else the op name.
-std::string nodeName(mlir::Operation *op);
 /// The op's operands in ODS order, a null Value for an absent optional operand (the slots of
 /// OpDesc::operands).
 std::vector<mlir::Value> operandSlots(mlir::Operation *op);

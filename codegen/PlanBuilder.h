@@ -20,8 +20,12 @@
 namespace kiln::codegen {
 
 struct CompileOptions {
-  /// fp32: strict IEEE fp32 for conv/matmul; tf32: TF32 tensor cores for them.
+  /// How f32 conv/matmul steps run: strict IEEE fp32, or TF32 tensor cores. (Half-precision
+  /// steps always accumulate in fp32; the precision pass decided which steps those are.)
   plan::MathMode math = plan::MathMode::StrictF32;
+  /// The `--precision` the module was optimized for ("fp32", "tf32", "bf16", "fp16"), recorded
+  /// in the plan's metadata; empty means precisionName(math).
+  std::string precision;
   std::string modelName;  // recorded in the plan (file name only)
   uint32_t smVersion = 90;
   bool emitPtx = true;

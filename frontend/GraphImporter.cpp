@@ -12,6 +12,7 @@
 #include "frontend/TensorConversion.h"
 
 #include "ir/KilnDialect.h"
+#include "ir/Provenance.h"
 
 #include "onnx/onnx.pb.h"
 
@@ -311,8 +312,7 @@ llvm::Error GraphImporter::importNodes() {
   for (int n = 0; n < graph_.node_size(); ++n) {
     const onnx::NodeProto &node = graph_.node(n);
     std::string label = node.name().empty() ? node.op_type() + "_" + std::to_string(n) : node.name();
-    Location loc = NameLoc::get(builder_.getStringAttr(label),
-                                FileLineColLoc::get(file, /*line=*/n + 1, /*column=*/0));
+    Location loc = onnxNodeLoc(&context_, label, node.op_type(), file.getValue(), n);
     NodeContext ctx(*this, node, opset_, loc);
     auto folded = foldNode(ctx);
     if (!folded)

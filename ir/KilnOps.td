@@ -227,6 +227,8 @@ def Kiln_CastOp : Kiln_Op<"cast", [Pure, SameOperandsAndResultShape]> {
   let arguments = (ins Kiln_Tensor:$input, DefaultValuedAttr<BoolAttr, "true">:$saturate);
   let results = (outs Kiln_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
+  // Identity casts, lossless cast chains and casts of constants fold (ir/CastFolding.cpp).
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,7 +5,6 @@
 #include "ir/Interpreter/Interpreter.h"
 #include "ir/KilnOps.h"
 
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 
 namespace kiln {
@@ -14,26 +13,6 @@ namespace kiln {
 #include "passes/Passes.h.inc"
 
 namespace {
-
-/// A resource blob of `t`'s little-endian bytes (used for large folded tensors).
-mlir::ElementsAttr toResource(const interp::Tensor &t, llvm::StringRef name) {
-  mlir::DenseElementsAttr dense = interp::toAttr(t);
-  if (t.element.isInteger(1))
-    return dense; // i1 constants stay dense (bit-packed storage has no blob form)
-  llvm::ArrayRef<char> raw = dense.getRawData();
-  if (dense.isSplat()) {
-    // A splat stores one element; a blob needs all of them.
-    std::vector<char> bytes;
-    bytes.reserve(raw.size() * t.size());
-    for (int64_t k = 0; k < t.size(); ++k)
-      bytes.insert(bytes.end(), raw.begin(), raw.end());
-    return mlir::DenseResourceElementsAttr::get(
-        t.type(), name,
-        mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(uint64_t)));
-  }
-  return mlir::DenseResourceElementsAttr::get(
-      t.type(), name, mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, alignof(uint64_t)));
-}
 
 struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
   using FoldConstantsBase::FoldConstantsBase;
@@ -85,9 +64,7 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
       }
       mlir::OpBuilder builder(op);
       for (auto [result, tensor] : llvm::zip(op->getResults(), *results)) {
-        mlir::ElementsAttr attr = tensor.size() <= inlineElements
-                                      ? mlir::ElementsAttr(interp::toAttr(tensor))
-                                      : toResource(tensor, "folded");
+        mlir::ElementsAttr attr = interp::toElementsAttr(tensor, inlineElements, "folded");
         auto constant = ConstantOp::create(builder, op->getLoc(), result.getType(), attr);
         result.replaceAllUsesWith(constant.getResult());
       }

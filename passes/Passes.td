@@ -26,4 +26,30 @@ def FoldConstants : Pass<"kiln-fold-constants", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def MixedPrecision : Pass<"kiln-mixed-precision", "mlir::func::FuncOp"> {
+  let summary = "Autocast-style precision policy with explicit kiln.cast ops";
+  let description = [{
+    Gives every op the element type it runs in, by the policy of passes/PrecisionPolicy.h:
+    compute-bound ops (conv, conv_transpose, matmul, gemm, einsum) take `precision` (bf16 or
+    fp16; fp32 accumulation is the kernels' business), ops whose results can outgrow their
+    inputs stay fp32, every other op follows its non-constant inputs. Where a value meets an op
+    of another type a `kiln.cast` is inserted, one per (value, type); graph inputs and outputs
+    keep their declared types. Weight casts and cast chains are left to canonicalize
+    (kiln.cast's folder). Only f32 computation is retargeted: ops already in another type stay.
+    `keep-fp32` and `force-precision` name ONNX nodes, ONNX op types or kiln op names; an op
+    forced to `fp32` (not tf32) is marked `kiln.math = "strict"` so codegen runs it in IEEE
+    fp32 even in a TF32 plan. Each override is reported as a remark on the ops it matched, and
+    as a warning when it matches nothing.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "Half type of compute-bound ops: bf16 or fp16 (fp32 and tf32 change nothing)">,
+    ListOption<"keepFp32", "keep-fp32", "std::string",
+               "ONNX node names, ONNX op types or kiln op names that stay fp32">,
+    ListOption<"forcePrecision", "force-precision", "std::string",
+               "NAME=PRECISION pairs (fp32, tf32, bf16, fp16) that override the policy">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 #endif // KILN_PASSES_TD

@@ -417,23 +417,8 @@ double integerToFloat(int64_t v, bool isUnsigned, FloatType type, bool saturate)
 }
 
 llvm::Expected<Results> evalCast(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
-  bool saturate = llvm::cast<CastOp>(op).getSaturate();
-  const Tensor &in = *operands[0];
-  Tensor out = Tensor::zeros(llvm::cast<RankedTensorType>(op->getResult(0).getType()));
-  auto outFloat = llvm::dyn_cast<FloatType>(out.element);
-  auto outInt = llvm::dyn_cast<IntegerType>(out.element);
-  bool inUnsigned = in.element.isUnsignedInteger();
-  for (int64_t k = 0; k < in.size(); ++k) {
-    if (in.isFloat() && outFloat)
-      out.f[k] = roundToFloat(in.f[k], outFloat, saturate);
-    else if (in.isFloat())
-      storeDouble(out, k, in.f[k]); // truncation toward zero, saturating; bool is x != 0
-    else if (outFloat)
-      out.f[k] = integerToFloat(in.i[k], inUnsigned, outFloat, saturate);
-    else
-      out.i[k] = wrapToInteger(in.i[k], outInt); // integer narrowing wraps, as numpy astype
-  }
-  return Results{std::move(out)};
+  auto cast = llvm::cast<CastOp>(op);
+  return Results{castTensor(*operands[0], cast.getOutput().getType().getElementType(), cast.getSaturate())};
 }
 
 //===----------------------------------------------------------------------===//
@@ -578,6 +563,24 @@ void registerElementwiseEvaluators(EvaluatorTable &table) {
   table.add("kiln.cast", evalCast);
   table.add("kiln.quantize", evalQuantize);
   table.add("kiln.dequantize", evalDequantize);
+}
+
+Tensor castTensor(const Tensor &in, Type element, bool saturate) {
+  Tensor out = Tensor::zeros(RankedTensorType::get(in.shape, element));
+  auto outFloat = llvm::dyn_cast<FloatType>(out.element);
+  auto outInt = llvm::dyn_cast<IntegerType>(out.element);
+  bool inUnsigned = in.element.isUnsignedInteger();
+  for (int64_t k = 0; k < in.size(); ++k) {
+    if (in.isFloat() && outFloat)
+      out.f[k] = roundToFloat(in.f[k], outFloat, saturate);
+    else if (in.isFloat())
+      storeDouble(out, k, in.f[k]); // truncation toward zero, saturating; bool is x != 0
+    else if (outFloat)
+      out.f[k] = integerToFloat(in.i[k], inUnsigned, outFloat, saturate);
+    else
+      out.i[k] = wrapToInteger(in.i[k], outInt); // integer narrowing wraps, as numpy astype
+  }
+  return out;
 }
 
 } // namespace kiln::interp

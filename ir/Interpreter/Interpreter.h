@@ -45,6 +45,10 @@ void registerReductionEvaluators(EvaluatorTable &table);  // reductions, arg, cu
 /// An error naming `op` and its location.
 llvm::Error opError(mlir::Operation *op, const llvm::Twine &message);
 
+/// `in` converted to `element` with kiln.cast's (ONNX Cast's) rules; `saturate` clamps
+/// out-of-range values converted to f8E4M3FN.
+Tensor castTensor(const Tensor &in, mlir::Type element, bool saturate);
+
 /// Evaluates one op on operand values.
 llvm::Expected<Results> evaluateOp(mlir::Operation *op, llvm::ArrayRef<const Tensor *> operands);
 

@@ -190,4 +190,28 @@ DenseElementsAttr toAttr(const Tensor &t) {
   return DenseElementsAttr::get(type, values);
 }
 
+ElementsAttr bytesToElementsAttr(RankedTensorType type, llvm::ArrayRef<char> bytes, int64_t inlineElements,
+                                llvm::StringRef blobName) {
+  if (type.getNumElements() <= inlineElements)
+    return DenseElementsAttr::getFromRawBuffer(type, bytes);
+  return DenseResourceElementsAttr::get(
+      type, blobName, HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(uint64_t)));
+}
+
+ElementsAttr toElementsAttr(const Tensor &t, int64_t inlineElements, llvm::StringRef blobName) {
+  DenseElementsAttr dense = toAttr(t);
+  // i1 constants stay dense (bit-packed storage has no blob form).
+  if (t.size() <= inlineElements || t.element.isInteger(1))
+    return dense;
+  llvm::ArrayRef<char> raw = dense.getRawData();
+  if (!dense.isSplat())
+    return bytesToElementsAttr(t.type(), raw, inlineElements, blobName);
+  // A splat stores one element; a blob needs all of them.
+  std::vector<char> bytes;
+  bytes.reserve(raw.size() * t.size());
+  for (int64_t k = 0; k < t.size(); ++k)
+    bytes.insert(bytes.end(), raw.begin(), raw.end());
+  return bytesToElementsAttr(t.type(), bytes, inlineElements, blobName);
+}
+
 } // namespace kiln::interp

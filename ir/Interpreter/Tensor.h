@@ -55,6 +55,14 @@ Shape stridesOf(llvm::ArrayRef<int64_t> shape);
 /// Tensor <-> attribute (dense or resource blob).
 llvm::Expected<Tensor> fromAttr(mlir::ElementsAttr attr);
 mlir::DenseElementsAttr toAttr(const Tensor &t);
+/// `t` as a constant's value: dense when it has at most `inlineElements` elements (or is i1,
+/// which has no blob form), else a resource blob named after `blobName` (MLIR makes the name
+/// unique) holding its little-endian bytes.
+mlir::ElementsAttr toElementsAttr(const Tensor &t, int64_t inlineElements, llvm::StringRef blobName);
+/// Raw little-endian bytes as a constant's value of `type`, the same way: dense up to
+/// `inlineElements` elements, else a resource blob named after `blobName`.
+mlir::ElementsAttr bytesToElementsAttr(mlir::RankedTensorType type, llvm::ArrayRef<char> bytes,
+                                       int64_t inlineElements, llvm::StringRef blobName);
 
 } // namespace kiln::interp
 

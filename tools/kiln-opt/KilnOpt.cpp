@@ -6,6 +6,7 @@
 
 #include "ir/KilnDialect.h"
 #include "passes/Passes.h"
+#include "passes/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -18,5 +19,6 @@ int main(int argc, char **argv) {
   // The generic MLIR passes our pipelines build on (canonicalize, cse, ...).
   mlir::registerTransformsPasses();
   kiln::registerKilnPasses();
+  kiln::registerKilnPipelines();
   return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
 }

@@ -1,0 +1,52 @@
+//===- Provenance.cpp - which ONNX node an op comes from ------------------===//
+
+#include "ir/Provenance.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+
+namespace kiln {
+
+mlir::Location onnxNodeLoc(mlir::MLIRContext *context, llvm::StringRef name, llvm::StringRef opType,
+                           llvm::StringRef model, unsigned index) {
+  auto node = mlir::NameLoc::get(mlir::StringAttr::get(context, name),
+                                 mlir::FileLineColLoc::get(context, model, index + 1, 0));
+  return mlir::FusedLoc::get(context, {node}, mlir::StringAttr::get(context, opType));
+}
+
+std::optional<OnnxNode> onnxNodeOf(mlir::Location loc) {
+  if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc)) {
+    for (mlir::Location inner : fused.getLocations()) {
+      if (auto node = onnxNodeOf(inner)) {
+        if (node->opType.empty())
+          if (auto type = llvm::dyn_cast_or_null<mlir::StringAttr>(fused.getMetadata()))
+            node->opType = type.getValue().str();
+        return node;
+      }
+    }
+    return std::nullopt;
+  }
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc))
+    return OnnxNode{name.getName().str(), ""};
+  if (auto callSite = llvm::dyn_cast<mlir::CallSiteLoc>(loc))
+    return onnxNodeOf(callSite.getCallee());
+  return std::nullopt;
+}
+
+std::string nodeName(mlir::Operation *op) {
+  if (auto node = onnxNodeOf(op->getLoc()))
+    return node->name;
+  return op->getName().getStringRef().str();
+}
+
+std::string describeNode(mlir::Operation *op) {
+  auto node = onnxNodeOf(op->getLoc());
+  if (!node)
+    return op->getName().getStringRef().str();
+  std::string text = "node '" + node->name + "'";
+  if (!node->opType.empty())
+    text += " (" + node->opType + ")";
+  return text;
+}
+
+} // namespace kiln

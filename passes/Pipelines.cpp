@@ -1,0 +1,115 @@
+//===- Pipelines.cpp - the optimization pipeline, built in one place -------===//
+
+#include "passes/Pipelines.h"
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace kiln {
+
+llvm::StringRef precisionName(Precision precision) {
+  switch (precision) {
+  case Precision::FP32: return "fp32";
+  case Precision::TF32: return "tf32";
+  case Precision::BF16: return "bf16";
+  case Precision::FP16: return "fp16";
+  }
+  return "";
+}
+
+std::optional<Precision> parsePrecision(llvm::StringRef text) {
+  return llvm::StringSwitch<std::optional<Precision>>(text)
+      .Case("fp32", Precision::FP32)
+      .Case("tf32", Precision::TF32)
+      .Case("bf16", Precision::BF16)
+      .Case("fp16", Precision::FP16)
+      .Default(std::nullopt);
+}
+
+llvm::Expected<PrecisionOverride> parsePrecisionOverride(llvm::StringRef text) {
+  auto [target, value] = text.rsplit('=');
+  std::optional<Precision> precision = parsePrecision(value);
+  if (target.empty() || value.empty() || target == text || !precision)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--force-precision '" + text +
+                                       "' is not NAME=PRECISION with PRECISION one of fp32, tf32, bf16, fp16 "
+                                       "(NAME: an ONNX node name, ONNX op type or kiln op name)");
+  return PrecisionOverride{target.str(), *precision};
+}
+
+void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &options) {
+  mlir::OpPassManager &func = pm.nest<mlir::func::FuncOp>();
+  if (options.foldConstants)
+    func.addPass(createFoldConstants());
+  MixedPrecisionOptions precision;
+  precision.precision = precisionName(options.precision).str();
+  precision.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
+  for (const PrecisionOverride &o : options.forcePrecision)
+    precision.forcePrecision.push_back(o.target + "=" + precisionName(o.precision).str());
+  func.addPass(createMixedPrecision(precision));
+  // Casts of weights become constants, cast chains cancel (kiln.cast's folder), duplicate
+  // constants and casts merge.
+  func.addPass(mlir::createCanonicalizerPass());
+  func.addPass(mlir::createCSEPass());
+}
+
+namespace {
+
+/// PipelineOptions as MLIR pass-pipeline options, for `kiln-opt --kiln-pipeline=...`.
+struct KilnPipelineOptions : mlir::PassPipelineOptions<KilnPipelineOptions> {
+  Option<std::string> precision{*this, "precision", llvm::cl::desc("fp32, tf32, bf16 or fp16"),
+                                llvm::cl::init("fp32")};
+  ListOption<std::string> keepFp32{*this, "keep-fp32",
+                                   llvm::cl::desc("ONNX node names, ONNX op types or kiln op names kept in fp32")};
+  ListOption<std::string> forcePrecision{*this, "force-precision",
+                                         llvm::cl::desc("NAME=PRECISION overrides of the precision policy")};
+  Option<bool> fold{*this, "fold", llvm::cl::desc("Fold ops whose operands are all constants"),
+                    llvm::cl::init(true)};
+};
+
+/// The options' text as PipelineOptions; an error naming a bad value.
+llvm::Expected<PipelineOptions> toPipelineOptions(const KilnPipelineOptions &o) {
+  PipelineOptions options;
+  std::optional<Precision> precision = parsePrecision(o.precision);
+  if (!precision)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "kiln-pipeline: precision '" + o.precision + "' is not one of fp32, tf32, bf16, fp16");
+  options.precision = *precision;
+  options.keepFp32.assign(o.keepFp32.begin(), o.keepFp32.end());
+  for (const std::string &text : o.forcePrecision) {
+    auto parsed = parsePrecisionOverride(text);
+    if (!parsed)
+      return parsed.takeError();
+    options.forcePrecision.push_back(*parsed);
+  }
+  options.foldConstants = o.fold;
+  return options;
+}
+
+} // namespace
+
+void registerKilnPipelines() {
+  mlir::registerPassPipeline(
+      "kiln-pipeline", "The whole kiln optimization pipeline, as `kiln compile` runs it",
+      [](mlir::OpPassManager &pm, llvm::StringRef text,
+         llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)> errorHandler) -> mlir::LogicalResult {
+        KilnPipelineOptions parsed;
+        if (mlir::failed(parsed.parseFromString(text)))
+          return mlir::failure();
+        auto options = toPipelineOptions(parsed);
+        if (!options)
+          return errorHandler(llvm::toString(options.takeError()));
+        buildOptimizationPipeline(pm, *options);
+        return mlir::success();
+      },
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(KilnPipelineOptions());
+      });
+}
+
+} // namespace kiln

@@ -1,0 +1,61 @@
+//===- Pipelines.h - the optimization pipeline, built in one place -*- C++ -*-===//
+//
+// `kiln compile` and `kiln-opt --kiln-pipeline=...` run the same passes: both build them with
+// buildOptimizationPipeline from one PipelineOptions. Later passes (layout, fusion,
+// quantization) add their options here and their passes in Pipelines.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PASSES_PIPELINES_H
+#define KILN_PASSES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// What `--precision` asks for. fp32/tf32 keep every tensor f32 (tf32 lets conv and matmul use
+/// TF32 tensor cores); bf16/fp16 run compute-bound ops in half precision with fp32 accumulation.
+enum class Precision { FP32, TF32, BF16, FP16 };
+
+/// "fp32", "tf32", "bf16", "fp16".
+llvm::StringRef precisionName(Precision precision);
+/// The inverse of precisionName; std::nullopt for anything else.
+std::optional<Precision> parsePrecision(llvm::StringRef text);
+
+/// `--force-precision NAME=bf16`: run the op(s) matched by `target` (an ONNX node name, an ONNX
+/// op type such as `Softmax`, or a kiln op name such as `kiln.softmax`) in `precision`.
+struct PrecisionOverride {
+  std::string target;
+  Precision precision = Precision::FP32;
+};
+
+struct PipelineOptions {
+  Precision precision = Precision::FP32;
+  /// fp32 ops that remain in a bf16/fp16 or tf32 plan use TF32 tensor cores unless this is set.
+  bool strictFp32 = false;
+  /// `--keep-fp32`: ONNX node names, ONNX op types or kiln op names that stay fp32.
+  std::vector<std::string> keepFp32;
+  /// `--force-precision`: applied after keepFp32; the last override of a target wins.
+  std::vector<PrecisionOverride> forcePrecision;
+  /// Fold ops whose operands are all constants (through the reference interpreter).
+  bool foldConstants = true;
+};
+
+/// Parses one `--force-precision` value, "NAME=bf16" (fp32, tf32, bf16 or fp16).
+llvm::Expected<PrecisionOverride> parsePrecisionOverride(llvm::StringRef text);
+
+/// Adds the whole optimization pipeline for `options` to `pm` (which runs on a ModuleOp).
+void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
+
+/// Registers `kiln-pipeline` with MLIR's pass registry (for kiln-opt), with options mirroring
+/// PipelineOptions: `--kiln-pipeline="precision=bf16 keep-fp32=Softmax,conv1"`.
+void registerKilnPipelines();
+
+} // namespace kiln
+
+#endif // KILN_PASSES_PIPELINES_H
