@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # On the GPU box, after tools/gpu-box/stage.sh staged build-gpu/ here: runs the GPU test
 # binaries, every in-scope ONNX node test compiled and run on the GPU, generated kernels at odd
-# sizes against the interpreter, and the suite benchmark. Logs go to $OUT (or /tmp/kiln-gpu-out).
-#   tools/gpu-box/check_gpu.sh [--tests] [--nodes] [--kernels] [--bench <gpu_suite.py args>]
+# sizes against the interpreter, the suite benchmark and the torchvision accuracy sweep. Logs go
+# to $OUT (or /tmp/kiln-gpu-out): one log and one JSON per script, since few files come back.
+#   tools/gpu-box/check_gpu.sh [--tests] [--nodes] [--kernels] [--half] [--accuracy <accuracy_torchvision.py args>]
+#                              [--bench <gpu_suite.py args>]
+# --accuracy and --bench take the arguments that follow them, up to the other one of the two;
+# both may be given, and run in the order given, e.g.
+#   check_gpu.sh --accuracy --max-seconds 240 --bench --models vit_b_16:64 --tag mixed-precision
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/kiln-gpu-out}
@@ -15,10 +20,13 @@ status=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --tests)
+      # One log for all test binaries: only 8 files come back from the box.
+      : > "$OUT/gpu-tests.log"
       for t in "$STAGE"/tests/*; do
-        echo "== $(basename "$t")"
-        if ! "$t" --gtest_brief=1 > "$OUT/$(basename "$t").log" 2>&1; then status=1; fi
-        tail -n 30 "$OUT/$(basename "$t").log"
+        echo "== $(basename "$t")" | tee -a "$OUT/gpu-tests.log"
+        if ! "$t" --gtest_brief=1 > /tmp/kiln-test.log 2>&1; then status=1; fi
+        cat /tmp/kiln-test.log >> "$OUT/gpu-tests.log"
+        tail -n 30 /tmp/kiln-test.log
       done ;;
     --nodes)
       rm -rf /tmp/kiln-node-tests && mkdir -p /tmp/kiln-node-tests
@@ -27,14 +35,29 @@ while [ $# -gt 0 ]; do
         --jobs 8 > "$OUT/gpu-conformance.log" 2>&1 || status=1
       grep -v '^FAILED' "$OUT/gpu-conformance.log" | tail -n 5
       grep '^FAILED' "$OUT/gpu-conformance.log" | head -n 80 ;;
+    --half)
+      [ -d /tmp/kiln-node-tests ] || { mkdir -p /tmp/kiln-node-tests && tar -xzf "$STAGE/node-tests.tgz" -C /tmp/kiln-node-tests; }
+      python3 tests/gpu/check_half_precision.py --kiln "$STAGE/kiln" --node-dir /tmp/kiln-node-tests --jobs 12 \
+        > "$OUT/half-precision.log" 2>&1 || status=1
+      grep -v '^FAILED' "$OUT/half-precision.log" | tail -n 5
+      grep '^FAILED' "$OUT/half-precision.log" | head -n 80 ;;
     --kernels)
       python3 tests/gpu/check_generated_kernels.py --kiln "$STAGE/kiln" > "$OUT/generated-kernels.log" 2>&1 || status=1
       tail -n 40 "$OUT/generated-kernels.log" ;;
-    --bench)
+    --bench|--accuracy)
+      which=$1
       shift
-      python3 bench/gpu_suite.py --kiln "$STAGE/kiln" --results-dir "$OUT" "$@" 2> "$OUT/bench.log" || status=1
-      tail -n 40 "$OUT/bench.log"
-      break ;;
+      args=()
+      while [ $# -gt 0 ] && [ "$1" != --bench ] && [ "$1" != --accuracy ]; do args+=("$1"); shift; done
+      # tee: the progress shows in the call's output even when the call is cut short.
+      if [ "$which" = --bench ]; then
+        python3 bench/gpu_suite.py --kiln "$STAGE/kiln" --results-dir "$OUT" "${args[@]}" 2>&1 \
+          | tee "$OUT/bench.log" || status=1
+      else
+        python3 tools/gpu-box/accuracy_torchvision.py --kiln "$STAGE/kiln" --json "$OUT/accuracy_torchvision.json" \
+          "${args[@]}" 2>&1 | tee "$OUT/accuracy.log" || status=1
+      fi
+      continue ;;
     *) echo "check_gpu.sh: unknown option $1"; exit 2 ;;
   esac
   shift

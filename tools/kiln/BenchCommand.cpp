@@ -6,6 +6,7 @@
 #include "runtime/plan/Plan.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -15,27 +16,20 @@
 
 namespace kiln::cli {
 
-const char *const kBenchHelp = R"(kiln bench - time a plan on the GPU
+namespace {
 
-USAGE: kiln bench <model.kiln> [options]
+namespace cl = llvm::cl;
 
-Runs the plan --warmup times untimed, then --iterations times, each one synchronous request:
+const char *const kBenchOverview =
+    R"(Runs the plan --warmup times untimed, then --iterations times, each one synchronous request:
 input copies from pinned staging, the CUDA graph (or the steps with --no-graph), output copies.
 Prints the median, p90 and p99 latency of whole requests (host clock), items per second (the
 first input's leading dimension is the batch), and the split of the median request into
 host-to-device copies, compute and device-to-host copies (CUDA events), with the share of
 time spent copying.
 
-OPTIONS:
-  --iterations <n>           Timed runs (default 100)
-  --warmup <n>               Untimed runs first (default 10)
-  --json                     Print the figures as one JSON object
-  --profile                  Also time every step alone (steps run one by one, events between
-                             them) and print the slowest steps and the time by op (on
-                             stderr with --json)
+Exit status: 0 on success, 1 when the plan cannot be loaded or run, 2 on a usage error.
 )";
-
-namespace {
 
 double percentile(std::vector<double> values, double p) {
   std::sort(values.begin(), values.end());
@@ -86,67 +80,52 @@ int printProfile(const std::string &planPath, ExecutionContext &context, llvm::r
   return 0;
 }
 
-} // namespace
+class BenchCommand : public Command {
+public:
+  explicit BenchCommand(Categories &categories)
+      : Command("bench", "Time a plan on the GPU: latency percentiles, throughput, copy/compute split",
+                kBenchOverview),
+        sessionFlags(sub, categories),
+        iterations("iterations", cl::value_desc("n"), cl::init(100), cl::desc("Timed runs (default 100)"),
+                   cl::sub(sub), cl::cat(categories.runtime)),
+        warmup("warmup", cl::value_desc("n"), cl::init(10), cl::desc("Untimed runs first (default 10)"),
+               cl::sub(sub), cl::cat(categories.runtime)),
+        json("json", cl::desc("Print the figures as one JSON object"), cl::sub(sub), cl::cat(categories.output)),
+        profile("profile",
+                cl::desc("Also time every step alone (steps run one by one, events between them)\n"
+                         "and print the slowest steps and the time by op (on stderr with --json)"),
+                cl::sub(sub), cl::cat(categories.output)) {}
 
-int runBench(const std::vector<std::string> &args) {
-  SessionOptions options;
-  int64_t iterations = 100, warmup = 10;
-  bool json = false, profile = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    if (a == "--help" || a == "-h") {
-      llvm::outs() << kBenchHelp << kSessionOptionsHelp << "  --help                     Show this help\n\n"
-                   << "EXIT STATUS: 0 on success, 1 when the plan cannot be loaded or run, 2 on a usage error.\n";
-      return 0;
-    }
-    int consumed = parseSessionOption("bench", args, i, options);
-    if (consumed < 0)
-      return 2;
-    if (consumed)
-      continue;
-    if (a == "--iterations" || a == "--warmup") {
-      int64_t n = 0;
-      if (i + 1 >= args.size() || llvm::StringRef(args[i + 1]).getAsInteger(10, n) || n < (a == "--warmup" ? 0 : 1)) {
-        llvm::errs() << "kiln bench: " << a << " needs a count (" << (a == "--warmup" ? ">= 0" : ">= 1") << ")\n";
-        return 2;
-      }
-      ++i;
-      (a == "--iterations" ? iterations : warmup) = n;
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "--profile") {
-      profile = true;
-    } else if (!a.empty() && a[0] == '-') {
-      llvm::errs() << "kiln bench: unknown option '" << a << "'; run 'kiln bench --help'\n";
-      return 2;
-    } else if (options.plan.empty()) {
-      options.plan = a;
-    } else {
-      llvm::errs() << "kiln bench: more than one plan given\n";
-      return 2;
-    }
-  }
-  if (options.plan.empty()) {
-    llvm::errs() << "kiln bench: no plan given; run 'kiln bench --help'\n";
-    return 2;
-  }
-  auto session = openSession("bench", options);
+  int run() override;
+
+private:
+  SessionFlags sessionFlags;
+  cl::opt<int64_t> iterations;
+  cl::opt<int64_t> warmup;
+  cl::opt<bool> json;
+  cl::opt<bool> profile;
+};
+
+int BenchCommand::run() {
+  auto parsed = sessionFlags.sessionOptions();
+  if (!parsed)
+    return usageError(llvm::toString(parsed.takeError()));
+  const SessionOptions &options = *parsed;
+  if (iterations < 1 || warmup < 0)
+    return usageError(iterations < 1 ? "--iterations needs a count >= 1" : "--warmup needs a count >= 0");
+  std::unique_ptr<Session> session = openSession(prefix(), options);
   if (!session)
-    return 1;
+    return kExitFailure;
   for (int64_t w = 0; w < warmup; ++w)
-    if (Status status = session->context->run(); !status.isOk()) {
-      llvm::errs() << "kiln bench: error: " << status.message() << "\n";
-      return 1;
-    }
+    if (Status status = session->context->run(); !status.isOk())
+      return failure(status.message());
   std::vector<double> total, h2d, compute, d2h;
   for (int64_t it = 0; it < iterations; ++it) {
     auto start = std::chrono::steady_clock::now();
     auto timing = session->context->runTimed();
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (!timing.isOk()) {
-      llvm::errs() << "kiln bench: error: " << timing.status().message() << "\n";
-      return 1;
-    }
+    if (!timing.isOk())
+      return failure(timing.status().message());
     total.push_back(ms);
     h2d.push_back(timing.value().hostToDeviceMs);
     compute.push_back(timing.value().computeMs);
@@ -161,15 +140,24 @@ int runBench(const std::vector<std::string> &args) {
   double itemsPerSecond = batch * 1000.0 / median;
   TuningStats tuning = session->engine->tuningStats();
   if (json) {
-    llvm::outs() << llvm::format("{\"plan\": \"%s\", \"iterations\": %lld, \"warmup\": %lld, \"batch\": %lld, "
-                                 "\"cuda_graph\": %s, \"median_ms\": %.4f, \"p90_ms\": %.4f, \"p99_ms\": %.4f, "
-                                 "\"items_per_s\": %.2f, \"h2d_ms\": %.4f, \"compute_ms\": %.4f, \"d2h_ms\": %.4f, "
-                                 "\"copy_share\": %.4f, \"tuned\": %u, \"tuned_from_cache\": %u}\n",
-                                 options.plan.c_str(), (long long)iterations, (long long)warmup, (long long)batch,
-                                 options.useCudaGraph ? "true" : "false", median, p90, p99, itemsPerSecond, mh2d,
-                                 mcompute, md2h, copyShare, tuning.tuned, tuning.fromCache);
+    llvm::json::Object figures{{"plan", options.plan},
+                               {"iterations", int64_t(iterations)},
+                               {"warmup", int64_t(warmup)},
+                               {"batch", batch},
+                               {"cuda_graph", options.useCudaGraph},
+                               {"median_ms", median},
+                               {"p90_ms", p90},
+                               {"p99_ms", p99},
+                               {"items_per_s", itemsPerSecond},
+                               {"h2d_ms", mh2d},
+                               {"compute_ms", mcompute},
+                               {"d2h_ms", md2h},
+                               {"copy_share", copyShare},
+                               {"tuned", tuning.tuned},
+                               {"tuned_from_cache", tuning.fromCache}};
+    llvm::outs() << llvm::json::Value(std::move(figures)) << "\n";
     // The profile goes to stderr so stdout stays one JSON object.
-    return profile ? printProfile(options.plan, *session->context, llvm::errs()) : 0;
+    return profile ? printProfile(options.plan, *session->context, llvm::errs()) : kExitOk;
   }
   llvm::outs() << "bench " << options.plan << ": " << iterations << " runs after " << warmup << " warm-up, batch "
                << batch << (options.useCudaGraph ? ", CUDA graph" : ", no graph") << "\n"
@@ -182,7 +170,13 @@ int runBench(const std::vector<std::string> &args) {
                << " from the timing cache\n";
   if (profile)
     return printProfile(options.plan, *session->context, llvm::outs());
-  return 0;
+  return kExitOk;
+}
+
+} // namespace
+
+std::unique_ptr<Command> makeBenchCommand(Categories &categories) {
+  return std::make_unique<BenchCommand>(categories);
 }
 
 } // namespace kiln::cli

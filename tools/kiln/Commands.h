@@ -2,32 +2,24 @@
 #ifndef KILN_TOOLS_KILN_COMMANDS_H
 #define KILN_TOOLS_KILN_COMMANDS_H
 
-#include <string>
-#include <vector>
+#include "CommandLine.h"
+
+#include <memory>
 
 namespace kiln::cli {
 
-/// `kiln import`: ONNX to the kiln dialect. Returns the process exit code.
-int runImport(const std::vector<std::string> &args);
-extern const char *const kImportHelp;
-
+/// `kiln import`: ONNX to the kiln dialect.
+std::unique_ptr<Command> makeImportCommand(Categories &categories);
 /// `kiln eval`: the CPU reference interpreter on an ONNX or kiln MLIR model.
-int runEval(const std::vector<std::string> &args);
-extern const char *const kEvalHelp;
-
+std::unique_ptr<Command> makeEvalCommand(Categories &categories);
 /// `kiln compile`: a model to a plan file (no GPU needed).
-int runCompile(const std::vector<std::string> &args);
-extern const char *const kCompileHelp;
-
-/// `kiln inspect`: what a plan holds (text or JSON).
-int runInspect(const std::vector<std::string> &args);
-extern const char *const kInspectHelp;
-
+std::unique_ptr<Command> makeCompileCommand(Categories &categories);
 /// `kiln run`: a plan once on the GPU.
-int runRun(const std::vector<std::string> &args);
-
+std::unique_ptr<Command> makeRunCommand(Categories &categories);
 /// `kiln bench`: latency, throughput and the copy/compute split of a plan on the GPU.
-int runBench(const std::vector<std::string> &args);
+std::unique_ptr<Command> makeBenchCommand(Categories &categories);
+/// `kiln inspect`: what a plan holds (text or JSON).
+std::unique_ptr<Command> makeInspectCommand(Categories &categories);
 
 } // namespace kiln::cli
 

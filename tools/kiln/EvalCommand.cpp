@@ -1,19 +1,22 @@
 //===- EvalCommand.cpp - `kiln eval` ----------------------------------------===//
 //
-// Runs a model through the CPU reference interpreter: ONNX (imported first) or kiln MLIR.
+// Runs a model through the CPU reference interpreter: ONNX (imported first) or kiln MLIR,
+// after the optimization pipeline `kiln compile` runs, so it evaluates the module a plan is
+// built from.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "Diagnostics.h"
+#include "InputFlags.h"
+#include "ModelLoading.h"
+#include "PipelineFlags.h"
 
-#include "frontend/OnnxImporter.h"
 #include "ir/Interpreter/Interpreter.h"
-#include "ir/KilnDialect.h"
 #include "runtime/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -27,29 +30,22 @@
 
 namespace kiln::cli {
 
-const char *const kEvalHelp = R"(kiln eval - run a model on the CPU reference interpreter
-
-USAGE: kiln eval <model.onnx|model.mlir> [options]
-
-Evaluates every op with its reference meaning (f32 compute, f64 accumulation, exact rounding
-of f16/bf16/f8 storage). Inputs are .npy files matched to the model's inputs by name; inputs
-not given are random with a fixed seed (floats uniform in [-1, 1), integers in [0, 10), bools
-fair coins), so two runs agree. Outputs are written as <output name>.npy. numpy has no bf16 or
-f8 dtype: such inputs are given as float32 (and rounded), such outputs are written as float32.
-
-OPTIONS:
-  --input <name>=<file.npy>  Value of a model input (repeatable)
-  --output-dir <dir>         Where to write the outputs (default: print a summary only)
-  --seed <n>                 Seed of the random inputs (default 0)
-  --shape <name>=<dims>      Static shape of an ONNX input with symbolic dims (repeatable)
-  --help                     Show this help
-
-EXIT STATUS: 0 on success, 1 when the model cannot be loaded or evaluated, 2 on a usage error.
-)";
-
 namespace {
 
+namespace cl = llvm::cl;
 using interp::Tensor;
+
+const char *const kEvalOverview =
+    R"(Runs the optimization pipeline of `kiln compile` with the same options (fp32 by default),
+then evaluates every op with its reference meaning (f32 compute, f64 accumulation, exact
+rounding of f16/bf16/f8 storage), so `kiln eval --precision bf16` computes what a bf16 plan
+should. Inputs are .npy files matched to the model's inputs by name; inputs not given are
+random with a fixed seed, so two runs agree. Outputs are written as <output name>.npy. numpy
+has no bf16 or f8 dtype: such inputs are given as float32 (and rounded), such outputs are
+written as float32.
+
+Exit status: 0 on success, 1 when the model cannot be loaded or evaluated, 2 on a usage error.
+)";
 
 /// The numpy dtype of an element type, or "" when numpy has none (bf16, f8).
 std::string npyDtype(mlir::Type t) {
@@ -147,128 +143,79 @@ std::string nameOf(mlir::func::FuncOp func, unsigned i, bool result) {
   return attr ? attr.getValue().str() : (result ? "output" : "input") + std::to_string(i);
 }
 
-} // namespace
+class EvalCommand : public Command {
+public:
+  explicit EvalCommand(Categories &categories)
+      : Command("eval", "Run a model (ONNX or kiln MLIR) on the CPU reference interpreter", kEvalOverview),
+        model(sub, categories), inputs(sub, categories), pipeline(sub, categories),
+        outputDir("output-dir", cl::value_desc("dir"),
+                  cl::desc("Where to write the outputs (default: print a summary only)"), cl::sub(sub),
+                  cl::cat(categories.output)),
+        quiet("quiet", cl::desc("Do not print the passes' remarks"), cl::sub(sub), cl::cat(categories.output)) {}
 
-int runEval(const std::vector<std::string> &args) {
-  frontend::ImportOptions options;
-  std::map<std::string, std::string> inputFiles;
-  std::string model, outputDir;
-  uint64_t seed = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    auto value = [&]() -> const std::string * { return i + 1 < args.size() ? &args[++i] : nullptr; };
-    if (a == "--help" || a == "-h") {
-      llvm::outs() << kEvalHelp;
-      return 0;
-    }
-    if (a == "--input" || a == "--output-dir" || a == "--seed" || a == "--shape") {
-      const std::string *v = value();
-      if (!v) {
-        llvm::errs() << "kiln eval: " << a << " needs a value\n";
-        return 2;
-      }
-      if (a == "--output-dir") {
-        outputDir = *v;
-      } else if (a == "--seed") {
-        if (llvm::StringRef(*v).getAsInteger(10, seed)) {
-          llvm::errs() << "kiln eval: --seed '" << *v << "' is not a number\n";
-          return 2;
-        }
-      } else if (a == "--shape") {
-        if (auto err = frontend::parseShapeOption(*v, options)) {
-          llvm::errs() << "kiln eval: " << llvm::toString(std::move(err)) << "\n";
-          return 2;
-        }
-      } else {
-        auto [name, file] = llvm::StringRef(*v).split('=');
-        if (name.empty() || file.empty()) {
-          llvm::errs() << "kiln eval: --input '" << *v << "' is not name=file.npy\n";
-          return 2;
-        }
-        inputFiles[name.str()] = file.str();
-      }
-    } else if (!a.empty() && a[0] == '-') {
-      llvm::errs() << "kiln eval: unknown option '" << a << "'; run 'kiln eval --help'\n";
-      return 2;
-    } else if (model.empty()) {
-      model = a;
-    } else {
-      llvm::errs() << "kiln eval: more than one model given\n";
-      return 2;
-    }
-  }
-  if (model.empty()) {
-    llvm::errs() << "kiln eval: no model given; run 'kiln eval --help'\n";
-    return 2;
-  }
+  int run() override;
+
+private:
+  ModelFlags model;
+  InputFlags inputs;
+  PipelineFlags pipeline;
+  cl::opt<std::string> outputDir;
+  cl::opt<bool> quiet;
+};
+
+int EvalCommand::run() {
+  auto importOptions = model.importOptions();
+  if (!importOptions)
+    return usageError(llvm::toString(importOptions.takeError()));
+  auto files = inputs.inputFiles();
+  if (!files)
+    return usageError(llvm::toString(files.takeError()));
+  const std::map<std::string, std::string> &inputFiles = *files;
 
   mlir::MLIRContext context;
-  frontend::registerImportDialects(context);
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  if (llvm::StringRef(model).ends_with(".mlir")) {
-    module = mlir::parseSourceFile<mlir::ModuleOp>(model, &context);
-    if (!module) {
-      llvm::errs() << "kiln eval: error: cannot parse '" << model << "' as kiln MLIR\n";
-      return 1;
-    }
-  } else {
-    auto imported = frontend::importOnnxFile(context, model, options);
-    if (!imported) {
-      llvm::errs() << "kiln eval: error: " << llvm::toString(imported.takeError()) << "\n";
-      return 1;
-    }
-    module = std::move(*imported);
-  }
-  auto funcs = module->getOps<mlir::func::FuncOp>();
-  if (funcs.empty()) {
-    llvm::errs() << "kiln eval: error: the module has no function\n";
-    return 1;
-  }
+  DiagnosticPrinter diagnostics(context, prefix(), /*showRemarks=*/!quiet);
+  auto module = loadModel(context, model.path(), *importOptions);
+  if (!module)
+    return failure(llvm::toString(module.takeError()));
+  if (mlir::failed(pipeline.runOptimizationPipeline(**module)))
+    return kExitFailure;
+  auto funcs = (*module)->getOps<mlir::func::FuncOp>();
+  if (funcs.empty())
+    return failure("the module has no function");
   mlir::func::FuncOp func = *funcs.begin();
 
-  std::mt19937_64 rng(seed);
-  llvm::SmallVector<Tensor> inputs;
+  std::mt19937_64 rng(inputs.seed());
+  llvm::SmallVector<Tensor> arguments;
   std::map<std::string, std::string> unused = inputFiles;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     auto type = llvm::cast<mlir::RankedTensorType>(func.getArgument(i).getType());
     std::string name = nameOf(func, i, false);
     auto it = inputFiles.find(name);
     if (it == inputFiles.end()) {
-      inputs.push_back(randomTensor(type, rng));
+      arguments.push_back(randomTensor(type, rng));
       continue;
     }
     unused.erase(name);
     auto array = runtime::readNpy(it->second);
-    if (!array.isOk()) {
-      llvm::errs() << "kiln eval: error: " << array.status().message() << "\n";
-      return 1;
-    }
+    if (!array.isOk())
+      return failure(array.status().message());
     auto tensor = tensorFromNpy(array.value(), type, name);
-    if (!tensor) {
-      llvm::errs() << "kiln eval: error: " << llvm::toString(tensor.takeError()) << "\n";
-      return 1;
-    }
-    inputs.push_back(std::move(*tensor));
+    if (!tensor)
+      return failure(llvm::toString(tensor.takeError()));
+    arguments.push_back(std::move(*tensor));
   }
-  if (!unused.empty()) {
-    llvm::errs() << "kiln eval: error: --input names '" << unused.begin()->first
-                 << "', which is not a model input\n";
-    return 1;
-  }
+  if (!unused.empty())
+    return failure("--input names '" + unused.begin()->first + "', which is not a model input");
 
   auto start = std::chrono::steady_clock::now();
-  auto outputs = interp::evaluateFunction(func, inputs);
+  auto outputs = interp::evaluateFunction(func, arguments);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!outputs) {
-    llvm::errs() << "kiln eval: error: " << llvm::toString(outputs.takeError()) << "\n";
-    return 1;
-  }
+  if (!outputs)
+    return failure(llvm::toString(outputs.takeError()));
   if (!outputDir.empty())
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
-      llvm::errs() << "kiln eval: error: cannot create '" << outputDir << "': " << ec.message() << "\n";
-      return 1;
-    }
-  llvm::outs() << "evaluated " << model << " in " << llvm::format("%.3f", seconds) << " s\n";
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+      return failure("cannot create '" + outputDir + "': " + ec.message());
+  llvm::outs() << "evaluated " << model.path() << " in " << llvm::format("%.3f", seconds) << " s\n";
   for (auto [i, t] : llvm::enumerate(*outputs)) {
     std::string name = nameOf(func, i, true);
     double lo = INFINITY, hi = -INFINITY, sum = 0;
@@ -286,17 +233,19 @@ int runEval(const std::vector<std::string> &args) {
     llvm::SmallString<256> path(outputDir);
     llvm::sys::path::append(path, runtime::npyFileName(name));
     auto array = tensorToNpy(t);
-    if (!array) {
-      llvm::errs() << "kiln eval: error: " << llvm::toString(array.takeError()) << "\n";
-      return 1;
-    }
+    if (!array)
+      return failure(llvm::toString(array.takeError()));
     runtime::Status status = runtime::writeNpy(std::string(path), *array);
-    if (!status.isOk()) {
-      llvm::errs() << "kiln eval: error: " << status.message() << "\n";
-      return 1;
-    }
+    if (!status.isOk())
+      return failure(status.message());
   }
-  return 0;
+  return kExitOk;
+}
+
+} // namespace
+
+std::unique_ptr<Command> makeEvalCommand(Categories &categories) {
+  return std::make_unique<EvalCommand>(categories);
 }
 
 } // namespace kiln::cli

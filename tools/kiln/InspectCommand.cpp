@@ -8,54 +8,46 @@
 
 namespace kiln::cli {
 
-const char *const kInspectHelp = R"(kiln inspect - show what a plan file holds
+namespace {
 
-USAGE: kiln inspect <model.kiln> [--json]
+namespace cl = llvm::cl;
 
-Validates the plan (checksums, bounds) and prints its metadata (compiler and library
+const char *const kInspectOverview =
+    R"(Validates the plan (checksums, bounds) and prints its metadata (compiler and library
 versions, target GPU, precision), inputs and outputs, every buffer (arena or weights, offset,
 size), every step in execution order (generated kernel with its launch shape, cuBLASLt
 matmul, cuDNN convolution, copy), the kernel images, the arena size next to its liveness
 lower bound, and the weights size. Needs no GPU.
 
-OPTIONS:
-  --json      The same content as JSON
-  --help      Show this help
-
-EXIT STATUS: 0 on success, 1 when the file is not a valid plan, 2 on a usage error.
+Exit status: 0 on success, 1 when the file is not a valid plan, 2 on a usage error.
 )";
 
-int runInspect(const std::vector<std::string> &args) {
-  std::string path;
-  bool json = false;
-  for (const std::string &a : args) {
-    if (a == "--help" || a == "-h") {
-      llvm::outs() << kInspectHelp;
-      return 0;
-    }
-    if (a == "--json") {
-      json = true;
-    } else if (!a.empty() && a[0] == '-') {
-      llvm::errs() << "kiln inspect: unknown option '" << a << "'; run 'kiln inspect --help'\n";
-      return 2;
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      llvm::errs() << "kiln inspect: more than one plan given\n";
-      return 2;
-    }
+class InspectCommand : public Command {
+public:
+  explicit InspectCommand(Categories &categories)
+      : Command("inspect", "Show what a plan file holds: steps, kernels, buffers, arena, weights", kInspectOverview),
+        plan(cl::Positional, cl::desc("<model.kiln>"), cl::sub(sub), cl::cat(categories.input)),
+        json("json", cl::desc("The same content as JSON"), cl::sub(sub), cl::cat(categories.output)) {}
+
+  int run() override {
+    if (plan.empty())
+      return usageError("no plan given");
+    auto read = plan::readPlanFile(plan);
+    if (!read.isOk())
+      return failure(read.status().message());
+    llvm::outs() << (json ? plan::planToJson(read.value()) : plan::planToText(read.value()));
+    return kExitOk;
   }
-  if (path.empty()) {
-    llvm::errs() << "kiln inspect: no plan given; run 'kiln inspect --help'\n";
-    return 2;
-  }
-  auto plan = plan::readPlanFile(path);
-  if (!plan.isOk()) {
-    llvm::errs() << "kiln inspect: error: " << plan.status().message() << "\n";
-    return 1;
-  }
-  llvm::outs() << (json ? plan::planToJson(plan.value()) : plan::planToText(plan.value()));
-  return 0;
+
+private:
+  cl::opt<std::string> plan;
+  cl::opt<bool> json;
+};
+
+} // namespace
+
+std::unique_ptr<Command> makeInspectCommand(Categories &categories) {
+  return std::make_unique<InspectCommand>(categories);
 }
 
 } // namespace kiln::cli

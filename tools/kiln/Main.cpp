@@ -1,6 +1,7 @@
 //===- Main.cpp - the kiln command-line tool -------------------------------===//
 //
-// `kiln <command> [options]`. Each command parses its own options and prints its own --help.
+// `kiln <command> [options]`: each command is an llvm::cl subcommand (Commands.h). main builds
+// them, parses the command line once and runs the command it names.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,56 +10,48 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstring>
+#include <memory>
 
-namespace {
+namespace cl = llvm::cl;
+using namespace kiln::cli;
 
-const char *const kMainHelp = R"(kiln - compile ONNX models into static-shape plans for NVIDIA GPUs
+static const char *const kOverview =
+    R"(kiln - compile ONNX models into static-shape plans for NVIDIA GPUs
 
-USAGE: kiln <command> [options]
-
-COMMANDS:
-  import    Import an ONNX model into the kiln MLIR dialect (every shape static)
-  eval      Run a model (ONNX or kiln MLIR) on the CPU reference interpreter
-  compile   Compile a model into a plan file for the GPU runtime (no GPU needed)
-  run       Run a plan once on the GPU (inputs from .npy or random)
-  bench     Time a plan on the GPU: latency percentiles, throughput, copy/compute split
-  inspect   Show what a plan file holds: steps, kernels, buffers, arena, weights
-
-Run 'kiln <command> --help' for a command's options.
-
-OPTIONS:
-  --help      Show this help
-  --version   Show the compiler version
+Every command exits with 0 on success, 1 when its work failed (the error names the ONNX node
+and its op where there is one), 2 on a usage error.
 )";
-
-} // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
-      !std::strcmp(argv[1], "help")) {
-    llvm::outs() << kMainHelp;
-    return argc < 2 ? 2 : 0;
-  }
-  if (!std::strcmp(argv[1], "--version")) {
-    llvm::outs() << "kiln " << KILN_VERSION << "\n";
-    return 0;
-  }
-  std::vector<std::string> args(argv + 2, argv + argc);
-  std::string command = argv[1];
-  if (command == "import")
-    return kiln::cli::runImport(args);
-  if (command == "eval")
-    return kiln::cli::runEval(args);
-  if (command == "compile")
-    return kiln::cli::runCompile(args);
-  if (command == "run")
-    return kiln::cli::runRun(args);
-  if (command == "bench")
-    return kiln::cli::runBench(args);
-  if (command == "inspect")
-    return kiln::cli::runInspect(args);
-  llvm::errs() << "kiln: unknown command '" << command << "'; run 'kiln --help' for the list\n";
-  return 2;
+  Categories categories;
+  std::unique_ptr<Command> commands[] = {makeImportCommand(categories),  makeEvalCommand(categories),
+                                         makeCompileCommand(categories), makeRunCommand(categories),
+                                         makeBenchCommand(categories),   makeInspectCommand(categories)};
+
+  // `kiln <command> --help` starts with that command's prose. llvm::cl takes the subcommand
+  // from the first argument in the same way: a word that names one.
+  llvm::StringRef overview = kOverview;
+  for (const std::unique_ptr<Command> &command : commands)
+    if (argc >= 2 && command->name() == argv[1])
+      overview = command->overview();
+
+  // The options LLVM and MLIR register for themselves (debug flags and the like) mean nothing
+  // to a Kiln user; --help shows Kiln's options and the generic ones (--help, --version).
+  std::vector<const cl::OptionCategory *> kilnCategories = categories.all();
+  cl::HideUnrelatedOptions(kilnCategories);
+  for (const std::unique_ptr<Command> &command : commands)
+    cl::HideUnrelatedOptions(kilnCategories, command->subCommand());
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "kiln " << KILN_VERSION << "\n"; });
+
+  // Given an error stream, llvm::cl reports a bad command line and returns false instead of
+  // exiting with 1: a usage error exits with 2. --help and --version exit 0 from inside.
+  if (!cl::ParseCommandLineOptions(argc, argv, overview, &llvm::errs(), /*VFS=*/nullptr, /*EnvVar=*/nullptr,
+                                   /*LongOptionsUseDoubleDash=*/true))
+    return kExitUsage;
+  for (const std::unique_ptr<Command> &command : commands)
+    if (command->isActive())
+      return command->run();
+  cl::PrintHelpMessage();
+  return kExitUsage;
 }

@@ -2,35 +2,38 @@
 
 #include "ModelLoading.h"
 
-#include "passes/Passes.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace kiln::cli {
 
+namespace cl = llvm::cl;
+
+ModelFlags::ModelFlags(cl::SubCommand &sub, Categories &categories)
+    : model(cl::Positional, cl::desc("<model.onnx|model.mlir>"), cl::sub(sub), cl::cat(categories.input)),
+      shapes("shape", cl::value_desc("name=dims"),
+             cl::desc("Static shape for a graph input with symbolic dims,\n"
+                      "e.g. --shape input=1x3x224x224 (repeatable)"),
+             cl::sub(sub), cl::cat(categories.input)) {}
+
+llvm::Expected<frontend::ImportOptions> ModelFlags::importOptions() const {
+  if (model.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "no model given");
+  frontend::ImportOptions options;
+  for (const std::string &shape : shapes)
+    if (llvm::Error error = frontend::parseShapeOption(shape, options))
+      return std::move(error);
+  return options;
+}
+
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadModel(mlir::MLIRContext &context, const std::string &path,
-                                                            const frontend::ImportOptions &options, bool fold) {
+                                                            const frontend::ImportOptions &options) {
   frontend::registerImportDialects(context);
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  if (llvm::StringRef(path).ends_with(".mlir")) {
-    module = mlir::parseSourceFile<mlir::ModuleOp>(path, &context);
-    if (!module)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot parse '" + path + "' as kiln MLIR");
-  } else {
-    auto imported = frontend::importOnnxFile(context, path, options);
-    if (!imported)
-      return imported.takeError();
-    module = std::move(*imported);
-  }
-  if (fold) {
-    mlir::PassManager pm(&context);
-    pm.addNestedPass<mlir::func::FuncOp>(createFoldConstants());
-    if (mlir::failed(pm.run(*module)))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "constant folding failed");
-  }
+  if (!llvm::StringRef(path).ends_with(".mlir"))
+    return frontend::importOnnxFile(context, path, options);
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceFile<mlir::ModuleOp>(path, &context);
+  if (!module)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot parse '" + path + "' as kiln MLIR");
   return module;
 }
 

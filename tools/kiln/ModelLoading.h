@@ -2,6 +2,8 @@
 #ifndef KILN_TOOLS_KILN_MODELLOADING_H
 #define KILN_TOOLS_KILN_MODELLOADING_H
 
+#include "CommandLine.h"
+
 #include "frontend/OnnxImporter.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -13,10 +15,26 @@
 
 namespace kiln::cli {
 
-/// Reads `path`: kiln MLIR when it ends in .mlir, else ONNX (imported with `options`). With
-/// `fold`, runs kiln-fold-constants afterwards (what `kiln import` does).
+/// The model a command reads (its positional argument) and `--shape`, for import, eval and
+/// compile.
+class ModelFlags {
+public:
+  ModelFlags(llvm::cl::SubCommand &sub, Categories &categories);
+
+  const std::string &path() const { return model; }
+  /// The import options --shape gives; an error (a usage error) when no model was named or a
+  /// --shape value is malformed or repeated.
+  llvm::Expected<frontend::ImportOptions> importOptions() const;
+
+private:
+  llvm::cl::opt<std::string> model;
+  llvm::cl::list<std::string> shapes;
+};
+
+/// Reads `path`: kiln MLIR when it ends in .mlir (parse errors are reported through the
+/// context's diagnostics), else ONNX imported with `options`.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadModel(mlir::MLIRContext &context, const std::string &path,
-                                                            const frontend::ImportOptions &options, bool fold);
+                                                            const frontend::ImportOptions &options);
 
 } // namespace kiln::cli
 

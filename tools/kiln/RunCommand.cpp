@@ -15,62 +15,45 @@
 
 namespace kiln::cli {
 
-const char *const kRunHelp = R"(kiln run - run a plan once on the GPU
+namespace {
 
-USAGE: kiln run <model.kiln> [options]
+namespace cl = llvm::cl;
 
-Loads the plan (checking it fits this GPU and these library versions; cuDNN/cuBLASLt choices
+const char *const kRunOverview =
+    R"(Loads the plan (checking it fits this GPU and these library versions; cuDNN/cuBLASLt choices
 come from the timing cache or are timed now), sets the inputs, fills the activation arena with
 0xFF (so an output element no step wrote shows as NaN), runs, and prints each output's
 min/max/mean. With --output-dir each output is written as <output name>.npy (bf16 and f8 as
 float32).
 
-OPTIONS:
-  --output-dir <dir>         Where to write the outputs (default: print the summary only)
+Exit status: 0 on success, 1 when the plan cannot be loaded or run, 2 on a usage error.
 )";
 
-int runRun(const std::vector<std::string> &args) {
-  SessionOptions options;
-  std::string outputDir;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    if (a == "--help" || a == "-h") {
-      llvm::outs() << kRunHelp << kSessionOptionsHelp << "  --help                     Show this help\n\n"
-                   << "EXIT STATUS: 0 on success, 1 when the plan cannot be loaded or run, 2 on a usage error.\n";
-      return 0;
-    }
-    int consumed = parseSessionOption("run", args, i, options);
-    if (consumed < 0)
-      return 2;
-    if (consumed)
-      continue;
-    if (a == "--output-dir") {
-      if (i + 1 >= args.size()) {
-        llvm::errs() << "kiln run: --output-dir needs a value\n";
-        return 2;
-      }
-      outputDir = args[++i];
-    } else if (!a.empty() && a[0] == '-') {
-      llvm::errs() << "kiln run: unknown option '" << a << "'; run 'kiln run --help'\n";
-      return 2;
-    } else if (options.plan.empty()) {
-      options.plan = a;
-    } else {
-      llvm::errs() << "kiln run: more than one plan given\n";
-      return 2;
-    }
-  }
-  if (options.plan.empty()) {
-    llvm::errs() << "kiln run: no plan given; run 'kiln run --help'\n";
-    return 2;
-  }
-  auto session = openSession("run", options);
+class RunCommand : public Command {
+public:
+  explicit RunCommand(Categories &categories)
+      : Command("run", "Run a plan once on the GPU (inputs from .npy or random)", kRunOverview),
+        sessionFlags(sub, categories),
+        outputDir("output-dir", cl::value_desc("dir"),
+                  cl::desc("Where to write the outputs (default: print the summary only)"), cl::sub(sub),
+                  cl::cat(categories.output)) {}
+
+  int run() override;
+
+private:
+  SessionFlags sessionFlags;
+  cl::opt<std::string> outputDir;
+};
+
+int RunCommand::run() {
+  auto parsed = sessionFlags.sessionOptions();
+  if (!parsed)
+    return usageError(llvm::toString(parsed.takeError()));
+  const SessionOptions &options = *parsed;
+  std::unique_ptr<Session> session = openSession(prefix(), options);
   if (!session)
-    return 1;
-  auto fail = [](const Status &status) {
-    llvm::errs() << "kiln run: error: " << status.message() << "\n";
-    return 1;
-  };
+    return kExitFailure;
+  auto fail = [&](const Status &status) { return failure(status.message()); };
   if (Status status = session->context->poison(0xFF); !status.isOk())
     return fail(status);
   auto start = std::chrono::steady_clock::now();
@@ -103,7 +86,11 @@ int runRun(const std::vector<std::string> &args) {
     if (!status.isOk())
       return fail(status);
   }
-  return 0;
+  return kExitOk;
 }
+
+} // namespace
+
+std::unique_ptr<Command> makeRunCommand(Categories &categories) { return std::make_unique<RunCommand>(categories); }
 
 } // namespace kiln::cli

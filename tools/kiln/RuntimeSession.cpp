@@ -4,7 +4,6 @@
 
 #include "runtime/TensorData.h"
 
-#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -12,16 +11,7 @@
 
 namespace kiln::cli {
 
-const char *const kSessionOptionsHelp =
-    R"(  --input <name>=<file.npy>  Value of a plan input (repeatable); inputs not given are random
-                             with a fixed seed, the same values `kiln eval` uses
-  --seed <n>                 Seed of the random inputs (default 0)
-  --timing-cache <file>      Where tuned cuDNN/cuBLASLt choices are kept (default
-                             $XDG_CACHE_HOME/kiln/timing_cache.txt or ~/.cache/kiln/...;
-                             'none' tunes in memory only)
-  --no-graph                 Run the steps one by one instead of replaying a CUDA graph
-  --quiet                    No progress on stderr
-)";
+namespace cl = llvm::cl;
 
 namespace {
 
@@ -35,45 +25,37 @@ std::string defaultTimingCache() {
 
 } // namespace
 
-int parseSessionOption(const std::string &command, const std::vector<std::string> &args, size_t &i,
-                       SessionOptions &options) {
-  const std::string &a = args[i];
-  if (a == "--no-graph") {
-    options.useCudaGraph = false;
-    return 1;
-  }
-  if (a == "--quiet") {
-    options.quiet = true;
-    return 1;
-  }
-  if (a != "--input" && a != "--seed" && a != "--timing-cache")
-    return 0;
-  if (i + 1 >= args.size()) {
-    llvm::errs() << "kiln " << command << ": " << a << " needs a value\n";
-    return -1;
-  }
-  const std::string &v = args[++i];
-  if (a == "--seed") {
-    if (llvm::StringRef(v).getAsInteger(10, options.seed)) {
-      llvm::errs() << "kiln " << command << ": --seed '" << v << "' is not a number\n";
-      return -1;
-    }
-  } else if (a == "--timing-cache") {
-    options.timingCache = v;
-  } else {
-    auto [name, file] = llvm::StringRef(v).split('=');
-    if (name.empty() || file.empty()) {
-      llvm::errs() << "kiln " << command << ": --input '" << v << "' is not name=file.npy\n";
-      return -1;
-    }
-    options.inputFiles[name.str()] = file.str();
-  }
-  return 1;
+SessionFlags::SessionFlags(cl::SubCommand &sub, Categories &categories)
+    : plan(cl::Positional, cl::desc("<model.kiln>"), cl::sub(sub), cl::cat(categories.input)),
+      inputs(sub, categories),
+      timingCache("timing-cache", cl::value_desc("file"),
+                  cl::desc("Where tuned cuDNN/cuBLASLt choices are kept (default\n"
+                                 "$XDG_CACHE_HOME/kiln/timing_cache.txt or ~/.cache/kiln/...;\n"
+                                 "'none' tunes in memory only)"),
+                  cl::sub(sub), cl::cat(categories.runtime)),
+      noGraph("no-graph", cl::desc("Run the steps one by one instead of replaying a CUDA graph"),
+              cl::sub(sub), cl::cat(categories.runtime)),
+      quiet("quiet", cl::desc("No progress on stderr"), cl::sub(sub), cl::cat(categories.output)) {}
+
+llvm::Expected<SessionOptions> SessionFlags::sessionOptions() const {
+  if (plan.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "no plan given");
+  auto files = inputs.inputFiles();
+  if (!files)
+    return files.takeError();
+  SessionOptions options;
+  options.plan = plan;
+  options.inputFiles = std::move(*files);
+  options.seed = inputs.seed();
+  options.useCudaGraph = !noGraph;
+  options.timingCache = timingCache;
+  options.quiet = quiet;
+  return options;
 }
 
-std::unique_ptr<Session> openSession(const std::string &command, const SessionOptions &options) {
+std::unique_ptr<Session> openSession(const std::string &prefix, const SessionOptions &options) {
   auto fail = [&](const Status &status) -> std::unique_ptr<Session> {
-    llvm::errs() << "kiln " << command << ": error: " << status.message() << "\n";
+    llvm::errs() << prefix << ": error: " << status.message() << "\n";
     return nullptr;
   };
   RuntimeOptions runtimeOptions;
@@ -81,8 +63,8 @@ std::unique_ptr<Session> openSession(const std::string &command, const SessionOp
                                    : options.timingCache == "none" ? ""
                                                                    : options.timingCache;
   if (!options.quiet)
-    runtimeOptions.progress = [command](const std::string &line) {
-      llvm::errs() << "kiln " << command << ": " << line << "\n";
+    runtimeOptions.progress = [prefix](const std::string &line) {
+      llvm::errs() << prefix << ": " << line << "\n";
     };
   auto session = std::make_unique<Session>();
   auto runtime = Runtime::create(runtimeOptions);

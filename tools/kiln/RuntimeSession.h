@@ -7,12 +7,16 @@
 #ifndef KILN_TOOLS_KILN_RUNTIMESESSION_H
 #define KILN_TOOLS_KILN_RUNTIMESESSION_H
 
+#include "CommandLine.h"
+#include "InputFlags.h"
+
 #include "runtime/Runtime.h"
+
+#include "llvm/Support/Error.h"
 
 #include <map>
 #include <memory>
 #include <string>
-#include <vector>
 
 namespace kiln::cli {
 
@@ -25,12 +29,22 @@ struct SessionOptions {
   bool quiet = false;
 };
 
-/// Consumes a session option at args[i] (advancing i past its value). Returns 1 when consumed,
-/// 0 when args[i] is not a session option, -1 on a usage error (already printed).
-int parseSessionOption(const std::string &command, const std::vector<std::string> &args, size_t &i,
-                       SessionOptions &options);
-/// The help lines of the session options.
-extern const char *const kSessionOptionsHelp;
+/// The options of run and bench: the plan, its inputs, the timing cache, graph or no graph.
+class SessionFlags {
+public:
+  SessionFlags(llvm::cl::SubCommand &sub, Categories &categories);
+
+  /// The options given; an error (a usage error) when no plan was named or an --input value is
+  /// malformed.
+  llvm::Expected<SessionOptions> sessionOptions() const;
+
+private:
+  llvm::cl::opt<std::string> plan;
+  InputFlags inputs;
+  llvm::cl::opt<std::string> timingCache;
+  llvm::cl::opt<bool> noGraph;
+  llvm::cl::opt<bool> quiet;
+};
 
 struct Session {
   std::unique_ptr<Runtime> runtime;
@@ -39,8 +53,8 @@ struct Session {
 };
 
 /// Loads the plan, creates one context and sets every input (from its file or random).
-/// Errors are printed with the command name; nullopt then.
-std::unique_ptr<Session> openSession(const std::string &command, const SessionOptions &options);
+/// Progress and errors are printed after `prefix` ("kiln run"); nullptr after an error.
+std::unique_ptr<Session> openSession(const std::string &prefix, const SessionOptions &options);
 
 } // namespace kiln::cli
 

@@ -1,0 +1,68 @@
+// `kiln --help` lists the commands and none of the options LLVM registers for itself (LLVM's
+// libraries bring hundreds); `kiln <command> --help` starts with the command's prose and lists
+// every option it takes, grouped.
+// RUN: kiln --help | FileCheck %s --check-prefix=MAIN --implicit-check-not=--color --implicit-check-not=amdgpu
+// RUN: kiln compile --help | FileCheck %s --check-prefixes=COMPILE,PIPELINE
+// RUN: kiln compile -h | FileCheck %s --check-prefixes=COMPILE,PIPELINE
+// RUN: kiln import --help | FileCheck %s --check-prefixes=IMPORT,PIPELINE
+// RUN: kiln eval --help | FileCheck %s --check-prefixes=EVAL,PIPELINE
+// RUN: kiln run --help | FileCheck %s --check-prefix=EXEC
+// RUN: kiln bench --help | FileCheck %s --check-prefix=BENCH
+// RUN: kiln inspect --help | FileCheck %s --check-prefix=INSPECT
+// RUN: kiln --version | FileCheck %s --check-prefix=VERSION
+// RUN: kiln compile --version | FileCheck %s --check-prefix=VERSION
+
+// MAIN: USAGE: kiln [subcommand] [options]
+// MAIN: bench   - Time a plan on the GPU
+// MAIN: compile - Compile a model into a plan file
+// MAIN: eval    - Run a model (ONNX or kiln MLIR) on the CPU reference interpreter
+// MAIN: import  - Import an ONNX model
+// MAIN: inspect - Show what a plan file holds
+// MAIN: run     - Run a plan once on the GPU
+// MAIN: --help
+// MAIN: --version
+
+// COMPILE: OVERVIEW: Imports the model (every shape static), runs the optimization pipeline
+// COMPILE: Exit status: 0 on success, 1 when the model cannot be compiled
+// COMPILE: USAGE: kiln compile [options] <model.onnx|model.mlir>
+// COMPILE-DAG: -o <model.kiln> {{.*}}Write the plan here (required)
+// COMPILE-DAG: --target=<sm_XY> {{.*}}GPU architecture of the cubins
+// COMPILE-DAG: --quiet {{.*}}No progress, summary or remarks
+
+// IMPORT: OVERVIEW: Reads the model
+// IMPORT: USAGE: kiln import [options] <model.onnx|model.mlir>
+// IMPORT-DAG: -o <file> {{.*}}Write the MLIR here
+
+// EVAL: OVERVIEW: Runs the optimization pipeline of `kiln compile` with the same options
+// EVAL-DAG: --input=<name=file.npy> {{.*}}Value of an input (repeatable)
+// EVAL-DAG: --seed=<n>
+// EVAL-DAG: --output-dir=<dir>
+
+// PIPELINE-DAG: --dump-ir=<dir> {{.*}}Write the module into <dir> before the passes (00-input.mlir)
+// PIPELINE-DAG: --print-ir-after-all {{.*}}Print the module after every pass to stderr
+// PIPELINE-DAG: --shape=<name=dims> {{.*}}Static shape for a graph input with symbolic dims
+// PIPELINE-DAG: --precision=<fp32|tf32|bf16|fp16> {{.*}}fp32 (default): strict IEEE fp32
+// PIPELINE-DAG: --strict-fp32 {{.*}}fp32 ops that remain in a tf32, bf16 or fp16 plan
+// PIPELINE-DAG: --keep-fp32=<name|optype> {{.*}}Ops that stay fp32
+// PIPELINE-DAG: --force-precision=<name=precision> {{.*}}Run ops in the given precision
+// PIPELINE-DAG: --no-fold {{.*}}Keep ops whose operands are all constants
+
+// EXEC: USAGE: kiln run [options] <model.kiln>
+// EXEC-DAG: --input=<name=file.npy>
+// EXEC-DAG: --seed=<n>
+// EXEC-DAG: --timing-cache=<file>
+// EXEC-DAG: --no-graph
+// EXEC-DAG: --output-dir=<dir>
+// EXEC-DAG: --quiet
+
+// BENCH: USAGE: kiln bench [options] <model.kiln>
+// BENCH-DAG: --iterations=<n> {{.*}}Timed runs (default 100)
+// BENCH-DAG: --warmup=<n> {{.*}}Untimed runs first (default 10)
+// BENCH-DAG: --json
+// BENCH-DAG: --profile
+// BENCH-DAG: --timing-cache=<file>
+
+// INSPECT: USAGE: kiln inspect [options] <model.kiln>
+// INSPECT: --json {{.*}}The same content as JSON
+
+// VERSION: kiln {{[0-9]+\.[0-9]+\.[0-9]+}}

@@ -1,0 +1,133 @@
+//===- PipelineFlags.cpp - the optimization pipeline's options ------------===//
+
+#include "PipelineFlags.h"
+#include "IRDump.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace llvm::cl {
+
+bool parser<kiln::Precision>::parse(Option &option, StringRef, StringRef arg, kiln::Precision &value) {
+  if (std::optional<kiln::Precision> precision = kiln::parsePrecision(arg)) {
+    value = *precision;
+    return false;
+  }
+  return option.error("'" + arg + "' is not a precision; use fp32, tf32, bf16 or fp16");
+}
+
+bool parser<kiln::PrecisionOverride>::parse(Option &option, StringRef, StringRef arg, kiln::PrecisionOverride &value) {
+  Expected<kiln::PrecisionOverride> parsed = kiln::parsePrecisionOverride(arg);
+  if (!parsed)
+    return option.error(toString(parsed.takeError()));
+  value = std::move(*parsed);
+  return false;
+}
+
+} // namespace llvm::cl
+
+namespace kiln::cli {
+
+namespace cl = llvm::cl;
+
+bool OpTargetParser::parse(cl::Option &option, llvm::StringRef, llvm::StringRef arg, std::string &value) {
+  if (arg.empty())
+    return option.error("empty name; give ONNX node names, ONNX op types or kiln op names, comma-separated");
+  value = arg.str();
+  return false;
+}
+
+PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
+    : precision("precision", cl::value_desc("fp32|tf32|bf16|fp16"), cl::init(Precision::FP32),
+                cl::desc("fp32 (default): strict IEEE fp32 for conv and matmul;\n"
+                         "tf32: TF32 tensor-core math for fp32 conv and matmul;\n"
+                         "bf16, fp16: conv, matmul, gemm and einsum in half precision with fp32\n"
+                         "accumulation; ops whose results can outgrow their inputs stay fp32"),
+                cl::sub(sub), cl::cat(categories.optimization)),
+      strictFp32("strict-fp32",
+                 cl::desc("fp32 ops that remain in a tf32, bf16 or fp16 plan use strict IEEE fp32,\n"
+                          "not TF32 tensor cores"),
+                 cl::sub(sub), cl::cat(categories.optimization)),
+      keepFp32("keep-fp32", cl::value_desc("name|optype"), cl::CommaSeparated,
+               cl::desc("Ops that stay fp32, by ONNX node name, ONNX op type (Softmax) or kiln op\n"
+                        "name (kiln.softmax); comma-separated or repeated"),
+               cl::sub(sub), cl::cat(categories.optimization)),
+      forcePrecision("force-precision", cl::value_desc("name=precision"), cl::CommaSeparated,
+                     cl::desc("Run ops in the given precision (fp32, tf32, bf16, fp16), named as for\n"
+                              "--keep-fp32, e.g. conv1=fp32,MatMul=bf16; applied after --keep-fp32,\n"
+                              "the last one for a name wins; comma-separated or repeated"),
+                     cl::sub(sub), cl::cat(categories.optimization)),
+      noFold("no-fold", cl::desc("Keep ops whose operands are all constants (no constant folding)"), cl::sub(sub),
+             cl::cat(categories.optimization)),
+      printIRAfterAll("print-ir-after-all", cl::desc("Print the module after every pass to stderr (weights elided)"),
+                      cl::sub(sub), cl::cat(categories.irPrinting)),
+      dumpIRDir("dump-ir", cl::value_desc("dir"),
+                cl::desc("Write the module into <dir> before the passes (00-input.mlir) and after\n"
+                         "each one (01-<pass>.mlir, ...), weights elided, for diffing"),
+                cl::sub(sub), cl::cat(categories.irPrinting)) {}
+
+PipelineOptions PipelineFlags::pipelineOptions() const {
+  PipelineOptions options;
+  options.precision = precision;
+  options.strictFp32 = strictFp32;
+  options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
+  options.forcePrecision.assign(forcePrecision.begin(), forcePrecision.end());
+  options.foldConstants = !noFold;
+  return options;
+}
+
+bool PipelineFlags::optimizationRequested() const {
+  return precision.getNumOccurrences() || strictFp32.getNumOccurrences() || keepFp32.getNumOccurrences() ||
+         forcePrecision.getNumOccurrences();
+}
+
+mlir::LogicalResult PipelineFlags::runPasses(mlir::ModuleOp module,
+                                             llvm::function_ref<void(mlir::OpPassManager &)> addPasses) const {
+  mlir::MLIRContext *context = module.getContext();
+  mlir::PassManager pm(context, mlir::ModuleOp::getOperationName());
+  addPasses(pm);
+  // The module is printed from pass hooks, so every pass must run on this thread (as mlir-opt
+  // does for its IR printing).
+  if (printIRAfterAll || !dumpIRDir.empty())
+    context->disableMultithreading();
+  if (printIRAfterAll)
+    pm.enableIRPrinting([](mlir::Pass *, mlir::Operation *) { return false; },
+                        [](mlir::Pass *, mlir::Operation *) { return true; }, /*printModuleScope=*/true,
+                        /*printAfterOnlyOnChange=*/false, /*printAfterOnlyOnFailure=*/false, llvm::errs(),
+                        passDumpPrintingFlags());
+  mlir::Location unknown = mlir::UnknownLoc::get(context);
+  IRDumpInstrumentation *dump = nullptr;
+  if (!dumpIRDir.empty()) {
+    auto instrumentation = std::make_unique<IRDumpInstrumentation>(dumpIRDir);
+    if (llvm::Error error = instrumentation->writeInput(module))
+      return mlir::emitError(unknown) << llvm::toString(std::move(error));
+    dump = instrumentation.get();
+    pm.addInstrumentation(std::move(instrumentation));
+  }
+
+  // A pass may fail without saying why; the user must still read an error.
+  bool errorReported = false;
+  mlir::LogicalResult result = mlir::success();
+  {
+    mlir::ScopedDiagnosticHandler watch(context, [&](mlir::Diagnostic &diagnostic) {
+      errorReported |= diagnostic.getSeverity() == mlir::DiagnosticSeverity::Error;
+      return mlir::failure(); // on to the handler that prints it
+    });
+    result = pm.run(module);
+  }
+  if (dump)
+    if (llvm::Error error = dump->takeError())
+      return mlir::emitError(unknown) << llvm::toString(std::move(error));
+  if (mlir::failed(result) && !errorReported)
+    return mlir::emitError(unknown) << "the optimization passes failed without a diagnostic";
+  return result;
+}
+
+mlir::LogicalResult PipelineFlags::runOptimizationPipeline(mlir::ModuleOp module) const {
+  PipelineOptions options = pipelineOptions();
+  return runPasses(module, [&](mlir::OpPassManager &pm) { buildOptimizationPipeline(pm, options); });
+}
+
+} // namespace kiln::cli

@@ -1,0 +1,88 @@
+//===- PipelineFlags.h - the optimization pipeline's options ---*- C++ -*-===//
+//
+// `kiln compile`, `kiln eval` and `kiln import` take the same options for the optimization
+// pipeline (passes/Pipelines.h) and run it the same way, with the same IR printing, so that
+// the interpreter can run exactly the module a plan is built from.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TOOLS_KILN_PIPELINEFLAGS_H
+#define KILN_TOOLS_KILN_PIPELINEFLAGS_H
+
+#include "CommandLine.h"
+
+#include "passes/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <string>
+
+// llvm::cl parses values of a new type through a specialization of cl::parser.
+namespace llvm::cl {
+
+/// `--precision`: kiln::parsePrecision; anything else is a usage error naming the choices.
+template <> class parser<kiln::Precision> : public basic_parser<kiln::Precision> {
+public:
+  parser(Option &option) : basic_parser(option) {}
+  bool parse(Option &option, StringRef argName, StringRef arg, kiln::Precision &value);
+  void printOptionDiff(const Option &option, kiln::Precision, const OptVal &, size_t globalWidth) const {
+    printOptionNoValue(option, globalWidth);
+  }
+};
+
+/// One `--force-precision` value, NAME=PRECISION: kiln::parsePrecisionOverride.
+template <> class parser<kiln::PrecisionOverride> : public basic_parser<kiln::PrecisionOverride> {
+public:
+  parser(Option &option) : basic_parser(option) {}
+  bool parse(Option &option, StringRef argName, StringRef arg, kiln::PrecisionOverride &value);
+  void printOptionDiff(const Option &option, const kiln::PrecisionOverride &, const OptVal &,
+                       size_t globalWidth) const {
+    printOptionNoValue(option, globalWidth);
+  }
+};
+
+} // namespace llvm::cl
+
+namespace kiln::cli {
+
+/// One `--keep-fp32` target: any name but the empty one, which `a,,b` or `--keep-fp32=` give.
+class OpTargetParser : public llvm::cl::parser<std::string> {
+public:
+  using parser::parser;
+  bool parse(llvm::cl::Option &option, llvm::StringRef argName, llvm::StringRef arg, std::string &value);
+};
+
+/// The pipeline options of one command, registered in its subcommand.
+class PipelineFlags {
+public:
+  PipelineFlags(llvm::cl::SubCommand &sub, Categories &categories);
+
+  /// What the options ask of buildOptimizationPipeline.
+  PipelineOptions pipelineOptions() const;
+  /// Whether an option that steers the optimization passes was given (`kiln import` runs the
+  /// whole pipeline only then; by default it only folds constants).
+  bool optimizationRequested() const;
+  /// True unless --no-fold.
+  bool foldConstants() const { return !noFold; }
+
+  /// Runs the passes `addPasses` adds to a pass manager on `module`, printing the IR after
+  /// each pass (--print-ir-after-all) and writing it to files (--dump-ir). Failures have been
+  /// reported through the context's diagnostics when this returns failure.
+  mlir::LogicalResult runPasses(mlir::ModuleOp module, llvm::function_ref<void(mlir::OpPassManager &)> addPasses) const;
+  /// runPasses with the whole optimization pipeline for these options.
+  mlir::LogicalResult runOptimizationPipeline(mlir::ModuleOp module) const;
+
+private:
+  llvm::cl::opt<Precision> precision;
+  llvm::cl::opt<bool> strictFp32;
+  llvm::cl::list<std::string, bool, OpTargetParser> keepFp32;
+  llvm::cl::list<PrecisionOverride> forcePrecision;
+  llvm::cl::opt<bool> noFold;
+  llvm::cl::opt<bool> printIRAfterAll;
+  llvm::cl::opt<std::string> dumpIRDir;
+};
+
+} // namespace kiln::cli
+
+#endif // KILN_TOOLS_KILN_PIPELINEFLAGS_H
