@@ -248,7 +248,7 @@ struct MixedPrecisionPass : impl::MixedPrecisionBase<MixedPrecisionPass> {
     for (const std::string &text : forcePrecision) {
       auto parsed = parsePrecisionOverride(text);
       if (!parsed) {
-        mlir::emitError(func.getLoc()) << "kiln-mixed-precision: " << llvm::toString(parsed.takeError());
+        mlir::emitError(func.getLoc()) << "kiln-mixed-precision: force-precision " << llvm::toString(parsed.takeError());
         return signalPassFailure();
       }
       forced.push_back(*parsed);

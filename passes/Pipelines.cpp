@@ -36,8 +36,7 @@ llvm::Expected<PrecisionOverride> parsePrecisionOverride(llvm::StringRef text) {
   std::optional<Precision> precision = parsePrecision(value);
   if (target.empty() || value.empty() || target == text || !precision)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--force-precision '" + text +
-                                       "' is not NAME=PRECISION with PRECISION one of fp32, tf32, bf16, fp16 "
+                                   "'" + text + "' is not NAME=PRECISION with PRECISION one of fp32, tf32, bf16, fp16 "
                                        "(NAME: an ONNX node name, ONNX op type or kiln op name)");
   return PrecisionOverride{target.str(), *precision};
 }
@@ -84,7 +83,8 @@ llvm::Expected<PipelineOptions> toPipelineOptions(const KilnPipelineOptions &o) 
   for (const std::string &text : o.forcePrecision) {
     auto parsed = parsePrecisionOverride(text);
     if (!parsed)
-      return parsed.takeError();
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "kiln-pipeline: force-precision " + llvm::toString(parsed.takeError()));
     options.forcePrecision.push_back(*parsed);
   }
   options.foldConstants = o.fold;

@@ -46,7 +46,8 @@ struct PipelineOptions {
   bool foldConstants = true;
 };
 
-/// Parses one `--force-precision` value, "NAME=bf16" (fp32, tf32, bf16 or fp16).
+/// Parses one `--force-precision` value, "NAME=bf16" (fp32, tf32, bf16 or fp16); the error
+/// quotes the value and says the form (callers name the option).
 llvm::Expected<PrecisionOverride> parsePrecisionOverride(llvm::StringRef text);
 
 /// Adds the whole optimization pipeline for `options` to `pm` (which runs on a ModuleOp).

@@ -4,7 +4,7 @@
 // RUN: not kiln-opt %s --kiln-pipeline="precision=half" 2>&1 | FileCheck %s --check-prefix=PIPELINE
 
 // PRECISION: error: kiln-mixed-precision: precision 'int3' is not one of fp32, tf32, bf16, fp16
-// FORCE: error: kiln-mixed-precision: --force-precision 'fc1{{(=fp8)?}}' is not NAME=PRECISION with PRECISION one of fp32, tf32, bf16, fp16
+// FORCE: error: kiln-mixed-precision: force-precision 'fc1{{(=fp8)?}}' is not NAME=PRECISION with PRECISION one of fp32, tf32, bf16, fp16
 // PIPELINE: kiln-pipeline: precision 'half' is not one of fp32, tf32, bf16, fp16
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %r = kiln.relu %x : tensor<2xf32>
