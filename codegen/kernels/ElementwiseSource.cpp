@@ -230,18 +230,31 @@ StatusOr<EmittedKernels> emitKernel(const OpDesc &op, const EmitContext &context
   }
   src << "  " << kernel.body << "\n}\n";
 
-  // Vectorize when every input read is either the result's shape or a single element.
-  bool vectorize = true;
+  // Vectorize over chunks of `lanes` consecutive result elements (16-byte accesses of the widest
+  // tensor). An input read is either a single element, the result's shape, or -- when the
+  // innermost coalesced axis is a multiple of `lanes`, so no chunk crosses a row -- broadcast
+  // along outer axes: a chunk then reads `lanes` consecutive elements of it at the chunk's
+  // offset (a bias row), or one element for the whole chunk when the input broadcasts along the
+  // innermost axis too (a per-channel scale over H*W). Offsets of chunk starts are multiples of
+  // `lanes`, so the vector loads stay aligned.
+  enum class Access { Scalar, Full, Row, Splat };
   size_t widest = plan::dtypeBytes(kernel.result);
+  for (size_t r = 0; r < read.size(); ++r)
+    widest = std::max(widest, plan::dtypeBytes(kernel.inputs[read[r]].dtype));
+  const int64_t lanes = 16 / static_cast<int64_t>(widest);
+  const bool rowsAligned = !layout.result.empty() && layout.result.back() % lanes == 0;
+  bool vectorize = count >= 2 * lanes;
+  std::vector<Access> access(read.size(), Access::Full);
   for (size_t r = 0; r < read.size(); ++r) {
     if (product(layout.inputs[r]) == 1 && count != 1)
-      continue;
-    if (layout.inputs[r] != layout.result)
+      access[r] = Access::Scalar;
+    else if (layout.inputs[r] == layout.result)
+      access[r] = Access::Full;
+    else if (rowsAligned)
+      access[r] = layout.inputs[r].back() == layout.result.back() ? Access::Row : Access::Splat;
+    else
       vectorize = false;
-    widest = std::max(widest, plan::dtypeBytes(kernel.inputs[read[r]].dtype));
   }
-  const int64_t lanes = 16 / static_cast<int64_t>(widest);
-  vectorize = vectorize && count >= 2 * lanes;
 
   src << "extern \"C\" __global__ void " << fn << "(";
   for (size_t r = 0; r < read.size(); ++r)
@@ -264,17 +277,26 @@ StatusOr<EmittedKernels> emitKernel(const OpDesc &op, const EmitContext &context
     // 16-byte accesses of the widest tensor; the others move `lanes` elements as well.
     const std::string l = std::to_string(lanes);
     const std::string chunks = literalInt(count / lanes);
-    src << "  for (kiln_i64 c = start; c < " << chunks << "; c += step) {\n";
+    src << "  for (kiln_i64 c = start; c < " << chunks << "; c += step) {\n"
+        << "    const kiln_u64 u = (kiln_u64)c * " << l << ";\n";
     std::vector<std::string> vecArgs;
     for (size_t r = 0; r < read.size(); ++r) {
       const std::string k = std::to_string(read[r]);
-      if (product(layout.inputs[r]) == 1 && count != 1) {
-        vecArgs.push_back("a" + k + ", 0");
-        continue;
-      }
+      const std::string offset = "(kiln_i64)" + broadcastOffset(layout.inputs[r], layout.result, "u");
       const std::string vt = "kiln_ew_vec<" + storageType(kernel.inputs[read[r]].dtype) + ", " + l + ">";
-      src << "    const " << vt << " v" << k << " = reinterpret_cast<const " << vt << " *>(a" << k << ")[c];\n";
-      vecArgs.push_back("v" + k + ".v, j");
+      switch (access[r]) {
+      case Access::Scalar: vecArgs.push_back("a" + k + ", 0"); break;
+      case Access::Splat: vecArgs.push_back("a" + k + ", " + offset); break;
+      case Access::Full:
+        src << "    const " << vt << " v" << k << " = reinterpret_cast<const " << vt << " *>(a" << k << ")[c];\n";
+        vecArgs.push_back("v" + k + ".v, j");
+        break;
+      case Access::Row:
+        src << "    const " << vt << " v" << k << " = *reinterpret_cast<const " << vt << " *>(a" << k << " + " << offset
+            << ");\n";
+        vecArgs.push_back("v" + k + ".v, j");
+        break;
+      }
     }
     const std::string ot = "kiln_ew_vec<" + outType + ", " + l + ">";
     src << "    " << ot << " vo;\n"

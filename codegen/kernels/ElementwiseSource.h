@@ -8,9 +8,10 @@
 //  * the kernel `<symbol><name>`: a grid-stride loop calling it, with broadcast offsets computed
 //    on coalesced axes (size-1 result axes dropped, neighbouring axes that every input either
 //    spans or broadcasts along merged, so a bias add needs one division, not four);
-//  * when every input either has the result's shape or one element, a vectorized loop that
-//    moves 16 bytes per access of the widest tensor (buffers are 256-byte aligned), plus a
-//    scalar tail.
+//  * a vectorized loop that moves 16 bytes per access of the widest tensor (buffers are 256-byte
+//    aligned), plus a scalar tail, when every input has the result's shape or one element, or
+//    the innermost coalesced axis is a multiple of the vector width (a bias row or a
+//    per-channel value then needs one offset per chunk, not per element).
 // Single-element constant operands are baked into the source and are not kernel parameters.
 //
 //===----------------------------------------------------------------------===//

@@ -62,6 +62,13 @@ def cases():
             "%a = kiln.constant dense<[1]> : tensor<1xi64>\n"
             f"  %y = kiln.reduce_sum %x axes %a : ({t_in}, tensor<1xi64>) -> {t_red}", [("x", [rows, cols], "f32")],
             t_red)))
+    # Broadcasts whose innermost axis is a multiple of the vector width take the vectorized
+    # path: a row (bias) read as vectors at each chunk's offset, or one element per chunk.
+    for elem in ["f32", "f16"]:
+        for rows, cols in [(33, 64), (5, 3072), (3, 8)]:
+            out.append((f"bias_add_{elem}_{rows}x{cols}", binary("add", [rows, cols], [cols], [rows, cols], elem)))
+        out.append((f"channel_mul_{elem}_2x8x64", binary("mul", [2, 8, 64], [8, 1], [2, 8, 64], elem)))
+        out.append((f"plane_add_{elem}_4x8x48", binary("add", [4, 8, 48], [1, 8, 48], [4, 8, 48], elem)))
     for n in [7, 769, 1025]:
         t = shape_text([5, n], "f32")
         tw = shape_text([n], "f32")
@@ -80,7 +87,8 @@ def module(body, inputs, result):
 def tolerance(name):
     if "f16" in name or name.startswith("cast"):
         return 1e-3, 1e-3
-    if name.startswith(("exp", "softmax", "layer_norm", "reduce", "row_add", "bias_add", "add", "mul")):
+    if name.startswith(("exp", "softmax", "layer_norm", "reduce", "row_add", "bias_add", "add", "mul", "channel_mul",
+                        "plane_add")):
         return 1e-5, 1e-6
     return 0.0, 0.0  # data movement, relu: exact
 

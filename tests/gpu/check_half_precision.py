@@ -74,7 +74,7 @@ def first_line(stderr, prefix):
     return ((errors or lines or ["(no message)"])[0].replace(prefix, ""))[:300]
 
 
-def run_case(kiln, name, model_path, inputs, precision, extra):
+def run_case(kiln, model_path, inputs, precision, extra):
     """None when the GPU plan matches the interpreter; else the reason."""
     with tempfile.TemporaryDirectory() as tmp:
         plan = os.path.join(tmp, "model.kiln")
