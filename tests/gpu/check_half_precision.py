@@ -17,7 +17,7 @@ Float outputs must agree within 2 ulps of P relative to each element plus 1e-3 o
 scaled by the output's largest magnitude (sums that cancel); integer and bool outputs exactly.
 Prints one line per failure and
 
-    half-precision: P passed, F failed, X excluded, T cases
+    half-precision: P passed, F failed, X excluded, N not run (time budget), T cases
 
 Exit status 77 (ctest's skip code) without a CUDA device.
 """
@@ -25,9 +25,11 @@ import argparse
 import concurrent.futures
 import glob
 import os
+import random
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import onnx
@@ -39,6 +41,7 @@ from run_conformance import SKIP_EXIT_CODE, gpu_present, load_pb  # noqa: E402
 
 # Machine epsilon (one ulp at 1.0) of each half type.
 ULP = {"bf16": 2.0 ** -7, "fp16": 2.0 ** -10}
+NOT_RUN = "not run: time budget spent"
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 
@@ -60,7 +63,8 @@ def compare(name, reference, actual, precision):
         return f"output '{name}': infinities differ"
     scale = float(np.abs(r[finite]).max()) if finite.any() else 0.0
     tolerance = 2 * ULP[precision] * np.abs(r) + 1e-3 * ULP[precision] * scale
-    bad = finite & (np.abs(a - r) > tolerance)
+    with np.errstate(invalid="ignore"):  # inf - inf outside `finite` is not looked at
+        bad = finite & (np.abs(a - r) > tolerance)
     if bad.any():
         k = np.argmax(bad.ravel())
         return (f"output '{name}': {int(bad.sum())} of {bad.size} elements beyond 2 ulps; first at "
@@ -155,6 +159,8 @@ def main():
     parser.add_argument("--precisions", default="bf16,fp16")
     parser.add_argument("--expected-failures", default=os.path.join(HERE, "half_expected_failures.txt"))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--max-seconds", type=float, default=0,
+                        help="start no case after this many seconds (they count as not run, and fail the run)")
     args = parser.parse_args()
     if not gpu_present():
         print("half-precision: SKIPPED, no CUDA device here (nvidia-smi finds none); run it on the GPU box "
@@ -174,14 +180,30 @@ def main():
             for model in sorted(glob.glob(os.path.join(REPO, "examples", "*.onnx"))):
                 jobs.append((f"{os.path.basename(model)}[{precision}]", model) + example_inputs(model, work)
                             + (precision, example_shapes(model)))
+        # A fixed shuffle: a run cut short by --max-seconds still samples every op family.
+        random.Random(0).shuffle(jobs)
+        deadline = time.monotonic() + args.max_seconds if args.max_seconds else None
+
+        def run(job):
+            if deadline and time.monotonic() > deadline:
+                return job[0], NOT_RUN
+            return job[0], run_case(args.kiln, *job[1:])
+
+        results = []
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            results = list(pool.map(lambda j: (j[0], run_case(args.kiln, *j[1:])), jobs))
-    failed = [(c, why) for c, why in results if why and c not in expected_failures]
-    for case, why in failed:
-        print(f"FAILED {case}: {why}")
-    known = sum(1 for c, why in results if why and c in expected_failures)
-    print(f"half-precision: {len(results) - len(failed) - known} passed, {len(failed)} failed, {known} excluded, "
-          f"{len(results)} cases")
+            # Failures print as they come, so a run cut short still shows them.
+            for future in concurrent.futures.as_completed([pool.submit(run, j) for j in jobs]):
+                case, why = future.result()
+                results.append((case, why))
+                if why and why != NOT_RUN and case not in expected_failures:
+                    print(f"FAILED {case}: {why}", flush=True)
+    failed = [c for c, why in results if why and why != NOT_RUN and c not in expected_failures]
+    known = sum(1 for c, why in results if why and why != NOT_RUN and c in expected_failures)
+    not_run = sum(1 for _, why in results if why == NOT_RUN)
+    print(f"half-precision: {len(results) - len(failed) - known - not_run} passed, {len(failed)} failed, "
+          f"{known} excluded, {not_run} not run (time budget), {len(results)} cases")
+    if not_run:
+        return 1
     return 1 if failed else 0
 
 
