@@ -39,14 +39,18 @@ std::string nodeName(mlir::Operation *op) {
   return op->getName().getStringRef().str();
 }
 
-std::string describeNode(mlir::Operation *op) {
-  auto node = onnxNodeOf(op->getLoc());
+std::optional<std::string> describeNode(mlir::Location loc) {
+  auto node = onnxNodeOf(loc);
   if (!node)
-    return op->getName().getStringRef().str();
+    return std::nullopt;
   std::string text = "node '" + node->name + "'";
   if (!node->opType.empty())
     text += " (" + node->opType + ")";
   return text;
+}
+
+std::string describeNode(mlir::Operation *op) {
+  return describeNode(op->getLoc()).value_or(op->getName().getStringRef().str());
 }
 
 } // namespace kiln

@@ -33,7 +33,9 @@ std::optional<OnnxNode> onnxNodeOf(mlir::Location loc);
 /// The node name an op came from, else its op name ("kiln.add"): for messages and plan steps.
 std::string nodeName(mlir::Operation *op);
 
-/// "node 'conv1' (Conv)" or, without provenance, "kiln.conv": how diagnostics name an op.
+/// "node 'conv1' (Conv)" for a location with ONNX provenance: how diagnostics name a node.
+std::optional<std::string> describeNode(mlir::Location loc);
+/// describeNode of the op's location or, without provenance, its op name ("kiln.conv").
 std::string describeNode(mlir::Operation *op);
 
 } // namespace kiln

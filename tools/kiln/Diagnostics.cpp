@@ -10,12 +10,8 @@
 namespace kiln::cli {
 
 std::string describeLocation(mlir::Location loc) {
-  if (std::optional<OnnxNode> node = onnxNodeOf(loc)) {
-    std::string text = "node '" + node->name + "'";
-    if (!node->opType.empty())
-      text += " (" + node->opType + ")";
-    return text;
-  }
+  if (std::optional<std::string> node = describeNode(loc))
+    return *node;
   // Kiln MLIR written by hand (or by `kiln import`, which prints no locations) has positions
   // in the .mlir file the parser read. Line 0 is the importer's "the model as a whole".
   auto file = loc->findInstanceOf<mlir::FileLineColRange>();
