@@ -7,19 +7,20 @@
 //    B -> C converts those values as A -> C would, and is x itself when C is A (a back-and-forth
 //    that loses nothing disappears; f32 -> bf16 -> f32 rounds, so it stays);
 //  * a cast of a constant is a constant, whatever its size: weights are cast at compile time,
-//    never by a kernel at run time. f32 <-> f16/bf16 payloads convert bit by bit (exactly the
-//    interpreter's round-half-to-even); every other pair goes through the interpreter.
+//    never by a kernel at run time. f32 <-> f16/bf16 payloads convert word by word with the
+//    runtime's conversions (runtime/TensorData.h: round half to even, as the interpreter);
+//    every other pair goes through the interpreter.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ir/Interpreter/Interpreter.h"
 #include "ir/Interpreter/Tensor.h"
 #include "ir/KilnOps.h"
+#include "runtime/TensorData.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
-#include <bit>
 #include <cstring>
 
 using namespace mlir;
@@ -76,48 +77,6 @@ bool chainIsOneCast(Type a, Type b, Type c) {
   return llvm::isa<FloatType>(a) == llvm::isa<FloatType>(b) || holdsEveryValueOf(c, a);
 }
 
-uint16_t roundToBF16(uint32_t bits) {
-  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet and a NaN
-    return static_cast<uint16_t>((bits >> 16) | 0x40);
-  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
-
-uint16_t roundToF16(uint32_t bits) {
-  uint32_t sign = (bits >> 16) & 0x8000u, magnitude = bits & 0x7fffffffu;
-  if (magnitude > 0x7f800000u)
-    return static_cast<uint16_t>(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
-  if (magnitude >= 0x477ff000u) // >= 65520 (65504 + half an ulp) rounds to infinity
-    return static_cast<uint16_t>(sign | 0x7c00u);
-  if (magnitude < 0x38800000u) { // below 2^-14: an f16 subnormal (or zero)
-    if (magnitude < 0x33000000u) // below 2^-25, half the smallest subnormal: rounds to zero
-      return static_cast<uint16_t>(sign);
-    uint32_t exponent = magnitude >> 23, mantissa = (magnitude & 0x7fffffu) | 0x800000u;
-    unsigned shift = 126 - exponent; // value = mantissa * 2^(exponent - 150); unit is 2^-24
-    uint32_t half = mantissa >> shift, rest = mantissa & ((1u << shift) - 1), tie = 1u << (shift - 1);
-    if (rest > tie || (rest == tie && (half & 1u)))
-      ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t rebased = magnitude - (112u << 23); // exponent bias 127 -> 15
-  uint32_t half = rebased >> 13, rest = rebased & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u)))
-    ++half; // a carry into the exponent is still the right value (or infinity)
-  return static_cast<uint16_t>(sign | half);
-}
-
-float widen(uint16_t bits, bool isBF16) {
-  if (isBF16)
-    return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
-  uint32_t sign = (bits & 0x8000u) << 16, exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
-  if (exponent == 0x1f)
-    return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
-  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24, exact in float
-    float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-    return sign ? -magnitude : magnitude;
-  }
-  return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
-}
-
 /// The raw little-endian bytes of a constant payload, when it has them (dense non-splat or a
 /// loaded resource blob).
 std::optional<llvm::ArrayRef<char>> rawBytes(ElementsAttr value) {
@@ -160,14 +119,14 @@ std::optional<ElementsAttr> castFloatBits(ElementsAttr value, RankedTensorType t
   std::vector<char> out(static_cast<size_t>(count) * (narrow ? 2 : 4));
   for (int64_t k = 0; k < count; ++k) {
     if (narrow) {
-      uint32_t bits;
-      std::memcpy(&bits, bytes->data() + 4 * k, 4);
-      uint16_t half = element.isBF16() ? roundToBF16(bits) : roundToF16(bits);
+      float f;
+      std::memcpy(&f, bytes->data() + 4 * k, 4);
+      uint16_t half = element.isBF16() ? runtime::floatToBFloat16(f) : runtime::floatToHalf(f);
       std::memcpy(out.data() + 2 * k, &half, 2);
     } else {
       uint16_t half;
       std::memcpy(&half, bytes->data() + 2 * k, 2);
-      float f = widen(half, from.isBF16());
+      float f = from.isBF16() ? runtime::bfloat16ToFloat(half) : runtime::halfToFloat(half);
       std::memcpy(out.data() + 4 * k, &f, 4);
     }
   }

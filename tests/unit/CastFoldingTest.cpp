@@ -1,8 +1,9 @@
 //===- CastFoldingTest.cpp - kiln.cast folds of constants ------------------===//
 //
-// The folder converts f32 weights to bf16/f16 (and back) bit by bit, not through the
-// interpreter. This pins that fast path to the interpreter's rounding (APFloat, round half to
-// even) on every special class of value and on millions of random bit patterns.
+// The folder converts f32 weights to bf16/f16 (and back) word by word with the runtime's
+// conversions (runtime/TensorData.h), not through the interpreter. This pins that fast path to
+// the interpreter's rounding (APFloat, round half to even) on every special class of value and
+// on millions of random bit patterns.
 //
 //===----------------------------------------------------------------------===//
 
