@@ -1,9 +1,9 @@
 """What the GPU-box scripts share: building models with meaningful random weights, exporting
 them to ONNX, the onnxruntime reference, the accuracy metrics and bounds, and running `kiln`.
 
-Used by bench/gpu_suite.py (timing against torch.compile) and tools/gpu-box/accuracy_torchvision.py
-(the precision sweep over torchvision classifiers), so that both build, export and judge a model
-the same way. torch is imported inside the functions that need it: the merge and table paths of
+Used by bench/gpu_suite.py (timing against torch.compile), tools/gpu-box/accuracy_torchvision.py
+(the precision sweep over torchvision classifiers) and tools/gpu-box/import_real_models.py (import
+and interpreter parity), so that all build, export and judge a model the same way. torch is imported inside the functions that need it: the merge and table paths of
 the bench, and the sweep's scheduler process, run without it.
 """
 import copy

@@ -21,45 +21,20 @@ import time
 import traceback
 
 import numpy as np
-import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import kiln_models as km  # noqa: E402  (model building and export shared with the bench)
+
+
+SUITE = ["resnet50", "mobilenet_v3_large", "vit_b_16", "bert_base_seq128"]
 
 
 def build_models():
-    import torchvision
-    from transformers import BertConfig, BertModel
-
-    class Bert(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.bert = BertModel(BertConfig())
-
-        def forward(self, input_ids, attention_mask):
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
-    torch.manual_seed(0)
-    ids = torch.randint(0, 30522, (1, 128))
-    vit = torchvision.models.vit_b_16(weights=None)
-    # torchvision zero-initializes ViT's classifier head: its output would be all zeros and any
-    # comparison trivially exact. Random head weights make the comparison mean something.
-    torch.nn.init.normal_(vit.heads.head.weight, std=0.02)
-    return [
-        ("resnet50", torchvision.models.resnet50(weights=None), (torch.randn(1, 3, 224, 224),)),
-        ("mobilenet_v3_large", torchvision.models.mobilenet_v3_large(weights=None), (torch.randn(1, 3, 224, 224),)),
-        ("vit_b_16", vit, (torch.randn(1, 3, 224, 224),)),
-        ("bert_base_seq128", Bert(), (ids, torch.ones(1, 128, dtype=torch.int64))),
-    ]
-
-
-def export(model, args, path, dynamo):
-    model.eval()
-    # The TorchScript exporter cannot export the fused native multi-head-attention fast path
-    # (aten::_native_multi_head_attention) that torchvision's ViT takes in eval mode.
-    torch.backends.mha.set_fastpath_enabled(dynamo)
-    with torch.no_grad():
-        if dynamo:
-            torch.onnx.export(model, args, path, dynamo=True, opset_version=18, external_data=False)
-        else:
-            torch.onnx.export(model, args, path, dynamo=False, opset_version=17)
+    """(name, model, inputs, input names) of the suite models at batch 1, built as the bench
+    builds them."""
+    for name in SUITE:
+        model, inputs, names, _ = km.build_suite_model(name, 1)
+        yield name, model, inputs, names
 
 
 def compare_with_onnxruntime(kiln, path, inputs, row):
@@ -107,12 +82,12 @@ def main():
     print(subprocess.run(["ldd", args.kiln], capture_output=True, text=True).stdout.strip())
     print(f"kiln binary: {os.path.getsize(args.kiln) / 1e6:.1f} MB")
     rows, failed = [], 0
-    for name, model, inputs in build_models():
+    for name, model, inputs, names in build_models():
         for exporter in ("torchscript", "dynamo"):
             path = os.path.join(args.work, f"{name}_{exporter}.onnx")
             row = {"model": name, "exporter": exporter, "ok": False, "ops": "-", "seconds": "-", "note": ""}
             try:
-                export(model, inputs, path, exporter == "dynamo")
+                km.export_onnx(model, inputs, names, path, exporter)
             except Exception as e:  # an export failure is torch's, not kiln's: report it
                 row["note"] = "export failed: " + str(e).splitlines()[0][:150]
                 traceback.print_exc()
