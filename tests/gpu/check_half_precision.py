@@ -161,6 +161,9 @@ def main():
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--max-seconds", type=float, default=0,
                         help="start no case after this many seconds (they count as not run, and fail the run)")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="leave out the first N cases of the fixed shuffle (what an earlier run cut short by "
+                             "--max-seconds already ran; they count as not run)")
     args = parser.parse_args()
     if not gpu_present():
         print("half-precision: SKIPPED, no CUDA device here (nvidia-smi finds none); run it on the GPU box "
@@ -184,7 +187,11 @@ def main():
         random.Random(0).shuffle(jobs)
         deadline = time.monotonic() + args.max_seconds if args.max_seconds else None
 
+        skipped = {job[0] for job in jobs[:args.skip]}
+
         def run(job):
+            if job[0] in skipped:
+                return job[0], NOT_RUN
             if deadline and time.monotonic() > deadline:
                 return job[0], NOT_RUN
             return job[0], run_case(args.kiln, *job[1:])
@@ -201,7 +208,8 @@ def main():
     known = sum(1 for c, why in results if why and why != NOT_RUN and c in expected_failures)
     not_run = sum(1 for _, why in results if why == NOT_RUN)
     print(f"half-precision: {len(results) - len(failed) - known - not_run} passed, {len(failed)} failed, "
-          f"{known} excluded, {not_run} not run (time budget), {len(results)} cases")
+          f"{known} excluded, {not_run} not run ({args.skip} skipped by --skip, the rest: time budget), "
+          f"{len(results)} cases")
     if not_run:
         return 1
     return 1 if failed else 0
