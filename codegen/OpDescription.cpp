@@ -129,6 +129,38 @@ llvm::Error opError(mlir::Operation *op, const llvm::Twine &message) {
                                  op->getName().getStringRef() + " '" + nodeName(op) + "': " + message);
 }
 
+namespace {
+/// OpDesc::body and OpDesc::yield of a fusion group whose operands `desc` already describes.
+llvm::Error describeBody(FusionGroupOp group, OpDesc &desc) {
+  mlir::Block &block = group.getBody().front();
+  llvm::DenseMap<mlir::Value, BodyRef> refs;
+  for (mlir::BlockArgument argument : block.getArguments())
+    refs[argument] = BodyRef{true, argument.getArgNumber()};
+  for (mlir::Operation &inner : block.without_terminator()) {
+    auto innerDesc = describeOp(&inner);
+    if (!innerDesc)
+      return innerDesc.takeError();
+    BodyOp node{std::move(*innerDesc), {}};
+    for (auto [slot, operand] : llvm::enumerate(operandSlots(&inner))) {
+      auto ref = refs.find(operand);
+      if (!operand || ref == refs.end())
+        return opError(&inner, "internal: a fusion group body op reads a value from outside the group");
+      node.args.push_back(ref->second);
+      if (ref->second.isInput) // the group operand's description: constant values included
+        node.op.operands[slot] = desc.operands[ref->second.index];
+    }
+    for (mlir::Value result : inner.getResults())
+      refs[result] = BodyRef{false, static_cast<uint32_t>(desc.body.size())};
+    desc.body.push_back(std::move(node));
+  }
+  auto yield = llvm::cast<YieldOp>(block.getTerminator());
+  if (yield.getValues().size() != 1 || !refs.count(yield.getValues().front()))
+    return opError(group, "internal: an elementwise fusion group yields one value of its body");
+  desc.yield = refs[yield.getValues().front()];
+  return llvm::Error::success();
+}
+} // namespace
+
 llvm::Expected<OpDesc> describeOp(mlir::Operation *op) {
   OpDesc desc;
   desc.op = op->getName().getStringRef().str();
@@ -175,6 +207,9 @@ llvm::Expected<OpDesc> describeOp(mlir::Operation *op) {
         addAttribute(desc, attr.getName().getValue(), attr.getValue());
   for (mlir::NamedAttribute attr : op->getDiscardableAttrs())
     addAttribute(desc, attr.getName().getValue(), attr.getValue());
+  if (auto group = llvm::dyn_cast<FusionGroupOp>(op))
+    if (auto err = describeBody(group, desc))
+      return std::move(err);
   return desc;
 }
 

@@ -42,7 +42,9 @@ bool isInPlaceCandidate(llvm::StringRef op) {
       "kiln.softplus", "kiln.hard_swish", "kiln.floor", "kiln.ceil", "kiln.round", "kiln.sin", "kiln.cos",
       "kiln.relu", "kiln.neg", "kiln.abs", "kiln.sign", "kiln.not", "kiln.leaky_relu", "kiln.elu", "kiln.selu",
       "kiln.hard_sigmoid", "kiln.gelu", "kiln.add", "kiln.sub", "kiln.mul", "kiln.div", "kiln.pow", "kiln.min",
-      "kiln.max", "kiln.mod", "kiln.prelu", "kiln.and", "kiln.or", "kiln.xor", "kiln.where", "kiln.clip"};
+      "kiln.max", "kiln.mod", "kiln.prelu", "kiln.and", "kiln.or", "kiln.xor", "kiln.where", "kiln.clip",
+      // An elementwise group reads a same-shaped input only at the element it writes.
+      "kiln.fusion_group"};
   return ops.contains(op);
 }
 
@@ -188,6 +190,9 @@ llvm::Error PlanBuilderImpl::lowerGeneric(mlir::Operation *op, int64_t index) {
           continue;
         int storage = storageOf_[bufferOf_[operand]];
         if (storage < 0 || storages_[storage].isOutput || storages_[storage].lastValueUse != index)
+          continue;
+        // A graph output written over an input's bytes would need a copy to an output of its own.
+        if (storages_[storage].isInput && lastUse_.lookup(result) == INT64_MAX)
           continue;
         bool sharedWithOther = llvm::any_of(op->getOperands(), [&](mlir::Value other) {
           return other != operand && bufferOf_.count(other) && storageOf_[bufferOf_[other]] == storage;

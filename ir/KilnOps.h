@@ -23,6 +23,16 @@ llvm::LogicalResult inferBroadcastResult(std::optional<mlir::Location> location,
 /// Element type of the first operand (the base of kiln.pow).
 mlir::Type elementOfFirst(mlir::ValueRange operands);
 
+namespace OpTrait {
+/// Ops computed element by element with numpy broadcasting (Kiln_ElementwiseMap in
+/// KilnOps.td): what an elementwise fusion group may hold.
+template <typename ConcreteType>
+class ElementwiseMap : public mlir::OpTrait::TraitBase<ConcreteType, ElementwiseMap> {};
+} // namespace OpTrait
+
+/// Whether `op` has the ElementwiseMap trait.
+bool isElementwiseMap(mlir::Operation *op);
+
 } // namespace kiln
 
 #define GET_OP_CLASSES

@@ -50,6 +50,12 @@ class Kiln_StrEnum<list<string> values, string default>
 
 def Kiln_F32Default0 : DefaultValuedAttr<F32Attr, "0.0f">;
 
+// The op computes result[i] from its operands' elements at the broadcast of index i alone (numpy
+// broadcasting, one result): it may join an elementwise fusion group (ir/FusionGroup.cpp).
+def Kiln_ElementwiseMap : NativeOpTrait<"ElementwiseMap"> {
+  let cppNamespace = "::kiln::OpTrait";
+}
+
 //===----------------------------------------------------------------------===//
 // Constant
 //===----------------------------------------------------------------------===//
@@ -79,7 +85,7 @@ def Kiln_ConstantOp : Kiln_Op<"constant", [ConstantLike, Pure,
 //===----------------------------------------------------------------------===//
 
 class Kiln_UnaryOp<string mnemonic, Type type, string summaryText, list<Trait> traits = []>
-    : Kiln_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
+    : Kiln_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType, Kiln_ElementwiseMap])> {
   let summary = summaryText;
   let description = "Elementwise `" # mnemonic # "`; the result has the operand's type.";
   let arguments = (ins type:$input);
@@ -109,7 +115,7 @@ def Kiln_SignOp : Kiln_UnaryOp<"sign", Kiln_NumericTensor, "-1, 0 or 1 by the si
 def Kiln_NotOp : Kiln_UnaryOp<"not", Kiln_BoolTensor, "logical not">;
 
 class Kiln_FloatTestOp<string mnemonic, string summaryText, dag attrs>
-    : Kiln_Op<mnemonic, [Pure, SameOperandsAndResultShape]> {
+    : Kiln_Op<mnemonic, [Pure, SameOperandsAndResultShape, Kiln_ElementwiseMap]> {
   let summary = summaryText;
   let description = "Elementwise test of a float; the result is i1 of the operand's shape.";
   let arguments = !con((ins Kiln_FloatTensor:$input), attrs);
@@ -146,7 +152,7 @@ def Kiln_GeluOp : Kiln_UnaryAttrOp<"gelu",
 
 class Kiln_BroadcastOp<string mnemonic, Type operandType, Type resultType, string summaryText,
                        string resultElement>
-    : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor, Kiln_ElementwiseMap]> {
   let summary = summaryText;
   let description = "Elementwise `" # mnemonic # "` with numpy broadcasting; both operands "
                     # "have one element type.";
@@ -199,14 +205,14 @@ def Kiln_LessEqualOp : Kiln_CompareOp<"less_equal", "lhs <= rhs">;
 def Kiln_GreaterOp : Kiln_CompareOp<"greater", "lhs > rhs">;
 def Kiln_GreaterEqualOp : Kiln_CompareOp<"greater_equal", "lhs >= rhs">;
 
-def Kiln_WhereOp : Kiln_Op<"where", [Pure, InferTypeOpAdaptor]> {
+def Kiln_WhereOp : Kiln_Op<"where", [Pure, InferTypeOpAdaptor, Kiln_ElementwiseMap]> {
   let summary = "condition ? x : y, with numpy broadcasting of all three";
   let arguments = (ins Kiln_BoolTensor:$condition, Kiln_Tensor:$x, Kiln_Tensor:$y);
   let results = (outs Kiln_Tensor:$output);
   let assemblyFormat = "$condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)";
 }
 
-def Kiln_ClipOp : Kiln_Op<"clip", [Pure, InferTypeOpAdaptor]> {
+def Kiln_ClipOp : Kiln_Op<"clip", [Pure, InferTypeOpAdaptor, Kiln_ElementwiseMap]> {
   let summary = "min(max(x, min), max)";
   let description = [{
     `min` and `max` are rank-0 tensors of x's element type (operands, as in ONNX, so they may
@@ -217,7 +223,7 @@ def Kiln_ClipOp : Kiln_Op<"clip", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input `,` $min `,` $max attr-dict `:` functional-type(operands, results)";
 }
 
-def Kiln_CastOp : Kiln_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+def Kiln_CastOp : Kiln_Op<"cast", [Pure, SameOperandsAndResultShape, Kiln_ElementwiseMap]> {
   let summary = "element type conversion";
   let description = [{
     Converts each element to the result's element type with ONNX Cast semantics: float to
@@ -655,6 +661,62 @@ def Kiln_DequantizeOp : Kiln_Op<"dequantize", [Pure]> {
     $input `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion groups
+//===----------------------------------------------------------------------===//
+
+def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, SingleBlock]> {
+  let summary = "ops that run as one step (today: one generated elementwise kernel)";
+  let description = [{
+    Formed by `kiln-form-fusion-groups` the way IREE forms dispatch regions. The body is one
+    block whose arguments are the group's inputs (same types, in order) and which ends in
+    `kiln.yield` of the group's results. The group is isolated from above: constants it reads
+    are inputs, so codegen sees every tensor a step touches as an operand.
+
+    `kind` says what the group may hold and how codegen runs it:
+     * `elementwise` (the only kind so far): ops with the ElementwiseMap trait only, one
+       result, every value's shape broadcasting to the result's; one generated kernel computes
+       the whole expression per result element.
+
+    Rounding: inside a group every computed value stays in fp32 (f64 and integers in their own
+    type); values of f16/bf16 are widened by explicit `kiln.cast`s at the group's inputs and
+    rounded once by a `kiln.cast` before `kiln.yield`. A `kiln.cast` to a narrow type inside
+    the body still rounds, as a cast does anywhere. The body states this in types, so the
+    interpreter evaluating it gives exactly what the fused kernel computes.
+
+    ```mlir
+    %r = kiln.fusion_group "elementwise" (%x, %b) : (tensor<2x8xbf16>, tensor<8xbf16>) -> tensor<2x8xbf16> {
+    ^bb0(%a0: tensor<2x8xbf16>, %a1: tensor<8xbf16>):
+      %w0 = kiln.cast %a0 : tensor<2x8xbf16> to tensor<2x8xf32>
+      %w1 = kiln.cast %a1 : tensor<8xbf16> to tensor<8xf32>
+      %s = kiln.add %w0, %w1 : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+      %t = kiln.relu %s : tensor<2x8xf32>
+      %n = kiln.cast %t : tensor<2x8xf32> to tensor<2x8xbf16>
+      kiln.yield %n : tensor<2x8xbf16>
+    }
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<StrAttr, [Kiln_OneOf<["elementwise"]>]>:$kind,
+                       Variadic<Kiln_Tensor>:$inputs);
+  let results = (outs Variadic<Kiln_Tensor>:$outputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $kind `(` $inputs `)` attr-dict `:` functional-type($inputs, results) $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The op of the body that gives the group its kind and name: for an elementwise group,
+    /// the last op before the rounding cast that feeds `kiln.yield`.
+    ::mlir::Operation *getRoot();
+  }];
+}
+
+def Kiln_YieldOp : Kiln_Op<"yield", [Pure, Terminator, HasParent<"FusionGroupOp">]> {
+  let summary = "the results of a fusion group";
+  let arguments = (ins Variadic<Kiln_Tensor>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
 }
 
 #endif // KILN_OPS_TD

@@ -52,4 +52,15 @@ def MixedPrecision : Pass<"kiln-mixed-precision", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def FormFusionGroups : Pass<"kiln-form-fusion-groups", "mlir::func::FuncOp"> {
+  let summary = "Group chains of elementwise ops into kiln.fusion_group regions";
+  let description = [{
+    Each elementwise op (ElementwiseMap trait) not yet in a group roots one, which absorbs its
+    elementwise producers whose every use is inside the group; groups of one op are not formed.
+    The group body computes f16/bf16 values in f32 and rounds once at its result (explicit
+    casts in the body), which is the promise codegen's fused kernel and the interpreter keep.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 #endif // KILN_PASSES_TD

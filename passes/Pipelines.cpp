@@ -55,6 +55,9 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
   // constants and casts merge.
   func.addPass(mlir::createCanonicalizerPass());
   func.addPass(mlir::createCSEPass());
+  // Last: groups are formed on the types and casts the passes above settled.
+  if (options.fuse)
+    func.addPass(createFormFusionGroups());
 }
 
 namespace {
@@ -68,6 +71,8 @@ struct KilnPipelineOptions : mlir::PassPipelineOptions<KilnPipelineOptions> {
   ListOption<std::string> forcePrecision{*this, "force-precision",
                                          llvm::cl::desc("NAME=PRECISION overrides of the precision policy")};
   Option<bool> fold{*this, "fold", llvm::cl::desc("Fold ops whose operands are all constants"),
+                    llvm::cl::init(true)};
+  Option<bool> fuse{*this, "fuse", llvm::cl::desc("Group elementwise chains into kiln.fusion_group regions"),
                     llvm::cl::init(true)};
 };
 
@@ -88,6 +93,7 @@ llvm::Expected<PipelineOptions> toPipelineOptions(const KilnPipelineOptions &o) 
     options.forcePrecision.push_back(*parsed);
   }
   options.foldConstants = o.fold;
+  options.fuse = o.fuse;
   return options;
 }
 

@@ -1,7 +1,7 @@
 //===- Pipelines.h - the optimization pipeline, built in one place -*- C++ -*-===//
 //
 // `kiln compile` and `kiln-opt --kiln-pipeline=...` run the same passes: both build them with
-// buildOptimizationPipeline from one PipelineOptions. Later passes (layout, fusion,
+// buildOptimizationPipeline from one PipelineOptions. Later passes (layout,
 // quantization) add their options here and their passes in Pipelines.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -44,6 +44,8 @@ struct PipelineOptions {
   std::vector<PrecisionOverride> forcePrecision;
   /// Fold ops whose operands are all constants (through the reference interpreter).
   bool foldConstants = true;
+  /// Group elementwise chains into kiln.fusion_group regions (one generated kernel each).
+  bool fuse = true;
 };
 
 /// Parses one `--force-precision` value, "NAME=bf16" (fp32, tf32, bf16 or fp16); the error

@@ -71,7 +71,7 @@ StatusOr<std::vector<int64_t>> quantParamShape(const OpDesc &op, const TensorDes
 
 } // namespace
 
-StatusOr<EmittedKernels> emitCast(const OpDesc &op, const EmitContext &context) {
+StatusOr<Kernel> castElement(const OpDesc &op) {
   if (Status s = checkOperands(op, 1); !s.isOk())
     return s;
   const DType in = op.operands[0]->dtype, out = op.results[0].dtype;
@@ -107,10 +107,10 @@ StatusOr<EmittedKernels> emitCast(const OpDesc &op, const EmitContext &context) 
     kernel.body = "po[oo] = (" + storageType(out) + ")x0;";
   }
   kernel.inputs.push_back(operandInput(op, 0, valueType));
-  return emitKernel(op, context, kernel);
+  return kernel;
 }
 
-StatusOr<EmittedKernels> emitQuantize(const OpDesc &op, const EmitContext &context) {
+StatusOr<Kernel> quantizeElement(const OpDesc &op) {
   if (Status s = checkOperands(op, 3); !s.isOk())
     return s;
   const TensorDesc &x = *op.operands[0], &scale = *op.operands[1], &zeroPoint = *op.operands[2];
@@ -148,10 +148,10 @@ StatusOr<EmittedKernels> emitQuantize(const OpDesc &op, const EmitContext &conte
     // integers); NaN becomes 0.
     kernel.body = quotient + storeDouble(out, std::string("(double)") + (ct == "float" ? "rintf" : "rint") + "(q) + x2");
   }
-  return emitKernel(op, context, kernel);
+  return kernel;
 }
 
-StatusOr<EmittedKernels> emitDequantize(const OpDesc &op, const EmitContext &context) {
+StatusOr<Kernel> dequantizeElement(const OpDesc &op) {
   if (Status s = checkOperands(op, 3); !s.isOk())
     return s;
   const TensorDesc &x = *op.operands[0], &scale = *op.operands[1], &zeroPoint = *op.operands[2];
@@ -190,7 +190,7 @@ StatusOr<EmittedKernels> emitDequantize(const OpDesc &op, const EmitContext &con
   kernel.inputs = {operandInput(op, 0, ct), operandInput(op, 1, ct), operandInput(op, 2, ct)};
   kernel.inputs[1].shape = kernel.inputs[2].shape = paramShape.value();
   kernel.body = inFloat ? storeValue(out, "(x0 - x2) * x1") : storeDouble(out, "(x0 - x2) * x1");
-  return emitKernel(op, context, kernel);
+  return kernel;
 }
 
 } // namespace kiln::codegen::elementwise

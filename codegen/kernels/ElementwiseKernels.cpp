@@ -230,7 +230,7 @@ const std::map<std::string, Def> &unaryDefs() {
   return defs;
 }
 
-StatusOr<EmittedKernels> emitUnary(const OpDesc &op, const EmitContext &context) {
+StatusOr<Kernel> unaryElement(const OpDesc &op) {
   auto it = unaryDefs().find(op.op);
   if (it == unaryDefs().end())
     return op.error("not a unary op of the elementwise family");
@@ -257,7 +257,7 @@ StatusOr<EmittedKernels> emitUnary(const OpDesc &op, const EmitContext &context)
   kernel.result = result.dtype;
   kernel.shape = result.shape;
   kernel.body = storeValue(result.dtype, expr.value());
-  return emitKernel(op, context, kernel);
+  return kernel;
 }
 
 //===-- Binary ------------------------------------------------------------===//
@@ -307,7 +307,7 @@ StatusOr<DType> checkBinary(const OpDesc &op, TypeClass cls, bool boolResult) {
   return type;
 }
 
-StatusOr<EmittedKernels> emitBinary(const OpDesc &op, const EmitContext &context) {
+StatusOr<Kernel> binaryElement(const OpDesc &op) {
   auto it = binaryDefs().find(op.op);
   if (it == binaryDefs().end())
     return op.error("not a binary op of the elementwise family");
@@ -325,10 +325,10 @@ StatusOr<EmittedKernels> emitBinary(const OpDesc &op, const EmitContext &context
   kernel.result = op.results[0].dtype;
   kernel.shape = op.results[0].shape;
   kernel.body = storeValue(kernel.result, expr.value());
-  return emitKernel(op, context, kernel);
+  return kernel;
 }
 
-StatusOr<EmittedKernels> emitMod(const OpDesc &op, const EmitContext &context) {
+StatusOr<Kernel> modElement(const OpDesc &op) {
   auto type = checkBinary(op, TypeClass::Numeric, false);
   if (!type.isOk())
     return type.status();
@@ -350,7 +350,7 @@ StatusOr<EmittedKernels> emitMod(const OpDesc &op, const EmitContext &context) {
     kernel.body = storeValue(s.type, "kiln_ew_smod(x0, x1, " + cfmod + ")");
   else
     kernel.body = storeValue(s.type, "kiln_ew_umod(x0, x1)");
-  return emitKernel(op, context, kernel);
+  return kernel;
 }
 
 /// True when the constant operand holds only the value 2 (x ** 2 is x * x, exactly).
@@ -362,7 +362,7 @@ bool isConstantTwo(const TensorDesc &t) {
   return false;
 }
 
-StatusOr<EmittedKernels> emitPow(const OpDesc &op, const EmitContext &context) {
+StatusOr<Kernel> powElement(const OpDesc &op) {
   if (Status s = checkOperands(op, 2); !s.isOk())
     return s;
   DType base = op.operands[0]->dtype, exponent = op.operands[1]->dtype;
@@ -381,7 +381,7 @@ StatusOr<EmittedKernels> emitPow(const OpDesc &op, const EmitContext &context) {
     // Mixed types: pow of both values in f64, stored in the base's type (ONNX Pow).
     kernel.inputs = {operandInput(op, 0, "double"), operandInput(op, 1, "double")};
     kernel.body = storeDouble(base, "pow(x0, x1)");
-    return emitKernel(op, context, kernel);
+    return kernel;
   }
   kernel.inputs = {operandInput(op, 0, s.ct), operandInput(op, 1, s.ct)};
   if (s.isFloat)
@@ -390,12 +390,12 @@ StatusOr<EmittedKernels> emitPow(const OpDesc &op, const EmitContext &context) {
     kernel.body = storeValue(base, "kiln_ew_ipow_s(x0, x1)");
   else
     kernel.body = storeValue(base, "kiln_ew_ipow_u(x0, x1)");
-  return emitKernel(op, context, kernel);
+  return kernel;
 }
 
 //===-- Ternary -----------------------------------------------------------===//
 
-StatusOr<EmittedKernels> emitWhere(const OpDesc &op, const EmitContext &context) {
+StatusOr<Kernel> whereElement(const OpDesc &op) {
   if (Status s = checkOperands(op, 3); !s.isOk())
     return s;
   if (Status s = checkType(op, "condition", op.operands[0]->dtype, TypeClass::Bool); !s.isOk())
@@ -411,10 +411,10 @@ StatusOr<EmittedKernels> emitWhere(const OpDesc &op, const EmitContext &context)
   kernel.result = type;
   kernel.shape = op.results[0].shape;
   kernel.body = storeValue(type, "x0 ? x1 : x2");
-  return emitKernel(op, context, kernel);
+  return kernel;
 }
 
-StatusOr<EmittedKernels> emitClip(const OpDesc &op, const EmitContext &context) {
+StatusOr<Kernel> clipElement(const OpDesc &op) {
   if (Status s = checkOperands(op, 3); !s.isOk())
     return s;
   DType type = op.operands[0]->dtype;
@@ -429,25 +429,51 @@ StatusOr<EmittedKernels> emitClip(const OpDesc &op, const EmitContext &context) 
   kernel.result = type;
   kernel.shape = op.results[0].shape;
   kernel.body = storeValue(type, "kiln_ew_clip(x0, x1, x2)");
-  return emitKernel(op, context, kernel);
+  return kernel;
+}
+
+using ElementFn = StatusOr<Kernel> (*)(const OpDesc &);
+
+const std::map<std::string, ElementFn> &elementFunctions() {
+  static const std::map<std::string, ElementFn> functions = [] {
+    std::map<std::string, ElementFn> f;
+    for (const auto &entry : unaryDefs())
+      f[entry.first] = unaryElement;
+    for (const auto &entry : binaryDefs())
+      f[entry.first] = binaryElement;
+    f["kiln.mod"] = modElement;
+    f["kiln.pow"] = powElement;
+    f["kiln.where"] = whereElement;
+    f["kiln.clip"] = clipElement;
+    f["kiln.cast"] = castElement;
+    f["kiln.quantize"] = quantizeElement;
+    f["kiln.dequantize"] = dequantizeElement;
+    return f;
+  }();
+  return functions;
+}
+
+StatusOr<EmittedKernels> emitElementwise(const OpDesc &op, const EmitContext &context) {
+  auto kernel = describeElement(op);
+  if (!kernel.isOk())
+    return kernel.status();
+  return emitKernel(op, context, kernel.value());
 }
 
 } // namespace
 
 std::string_view elementwisePrelude() { return kPrelude; }
 
+StatusOr<elementwise::Kernel> elementwise::describeElement(const OpDesc &op) {
+  auto it = elementFunctions().find(op.op);
+  if (it == elementFunctions().end())
+    return op.error("is not an op of the elementwise family");
+  return it->second(op);
+}
+
 void registerElementwiseKernels(KernelEmitterTable &table) {
-  for (const auto &entry : unaryDefs())
-    table.add(entry.first, emitUnary);
-  for (const auto &entry : binaryDefs())
-    table.add(entry.first, emitBinary);
-  table.add("kiln.mod", emitMod);
-  table.add("kiln.pow", emitPow);
-  table.add("kiln.where", emitWhere);
-  table.add("kiln.clip", emitClip);
-  table.add("kiln.cast", elementwise::emitCast);
-  table.add("kiln.quantize", elementwise::emitQuantize);
-  table.add("kiln.dequantize", elementwise::emitDequantize);
+  for (const auto &entry : elementFunctions())
+    table.add(entry.first, emitElementwise);
 }
 
 } // namespace kiln::codegen

@@ -84,9 +84,15 @@ Status checkOperands(const OpDesc &op, size_t count);
 Status checkType(const OpDesc &op, const std::string &what, DType type, TypeClass cls);
 
 // The conversion ops (ElementwiseConvert.cpp); ElementwiseKernels.cpp registers them.
-StatusOr<EmittedKernels> emitCast(const OpDesc &op, const EmitContext &context);
-StatusOr<EmittedKernels> emitQuantize(const OpDesc &op, const EmitContext &context);
-StatusOr<EmittedKernels> emitDequantize(const OpDesc &op, const EmitContext &context);
+StatusOr<Kernel> castElement(const OpDesc &op);
+StatusOr<Kernel> quantizeElement(const OpDesc &op);
+StatusOr<Kernel> dequantizeElement(const OpDesc &op);
+
+/// The element function of an op of the elementwise family (inputs, body and result of its
+/// kernel, before the loop around it is built): what a standalone kernel computes per result
+/// element and what a fused group composes. An error naming the op when it is not in the family
+/// or cannot be emitted.
+StatusOr<Kernel> describeElement(const OpDesc &op);
 
 } // namespace kiln::codegen::elementwise
 

@@ -61,6 +61,15 @@ struct TensorDesc {
 /// vector<int64_t>, DenseF32ArrayAttr vector<double>.
 using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
 
+struct BodyOp;
+
+/// Where an operand of a fusion group's body op comes from: operand `index` of the group
+/// (isInput) or the result of body op `index`.
+struct BodyRef {
+  bool isInput = true;
+  uint32_t index = 0;
+};
+
 struct OpDesc {
   std::string op;   // kiln op name, e.g. "kiln.add"
   std::string name; // the ONNX node it comes from (for messages)
@@ -70,6 +79,11 @@ struct OpDesc {
   /// The attributes present on the op. Defaulted ODS attributes may be absent: read them with
   /// the accessors below and the default from ir/KilnOps.td.
   std::map<std::string, AttrValue> attrs;
+  /// "kiln.fusion_group" only: the body's ops in order (each described as the op would be on its
+  /// own; an operand that is a group operand carries that operand's description, constant values
+  /// included) and the value the group yields.
+  std::vector<BodyOp> body;
+  BodyRef yield;
 
   bool hasAttr(const std::string &key) const { return attrs.count(key) != 0; }
   int64_t attrInt(const std::string &key, int64_t fallback) const;
@@ -80,6 +94,11 @@ struct OpDesc {
 
   /// kInvalidArgument "<op> '<name>': <message>".
   Status error(const std::string &message) const;
+};
+
+struct BodyOp {
+  OpDesc op;
+  std::vector<BodyRef> args; // one per entry of op.operands
 };
 
 /// A kernel parameter: the start of an operand, a result, or a scratch buffer of the op.
@@ -133,6 +152,7 @@ void registerElementwiseKernels(KernelEmitterTable &table);   // ElementwiseKern
 void registerDataMovementKernels(KernelEmitterTable &table);  // DataMovementKernels.cpp
 void registerReductionKernels(KernelEmitterTable &table);     // ReductionKernels.cpp
 void registerNormPoolKernels(KernelEmitterTable &table);      // NormPoolKernels.cpp
+void registerFusionGroupKernels(KernelEmitterTable &table);   // FusionGroupKernels.cpp
 std::string_view elementwisePrelude();
 std::string_view dataMovementPrelude();
 std::string_view reductionPrelude();

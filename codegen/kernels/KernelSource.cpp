@@ -80,6 +80,7 @@ const KernelEmitterTable &KernelEmitterTable::get() {
     registerDataMovementKernels(t);
     registerReductionKernels(t);
     registerNormPoolKernels(t);
+    registerFusionGroupKernels(t);
     return t;
   }();
   return table;

@@ -10,6 +10,60 @@ using namespace mlir;
 
 namespace kiln::interp {
 
+namespace {
+/// Evaluates the ops of `block` in order, its arguments bound to `arguments`, up to its
+/// terminator (func.return or kiln.yield), whose operands are the results.
+llvm::Expected<llvm::SmallVector<Tensor>> evaluateBlock(Block &block, llvm::ArrayRef<const Tensor *> arguments) {
+  llvm::DenseMap<Value, Tensor> values;
+  for (auto [arg, tensor] : llvm::zip(block.getArguments(), arguments))
+    values[arg] = *tensor;
+  // Free each value after its last use so a large model's peak memory stays near its widest
+  // layer rather than its sum.
+  llvm::DenseMap<Value, int64_t> remainingUses;
+  for (Operation &op : block)
+    for (Value operand : op.getOperands())
+      remainingUses[operand]++;
+  for (Operation &op : block) {
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>()) {
+      llvm::SmallVector<Tensor> outputs;
+      for (Value v : op.getOperands()) {
+        auto it = values.find(v);
+        if (it == values.end())
+          return opError(&op, "operand is not defined before use");
+        outputs.push_back(it->second);
+      }
+      return outputs;
+    }
+    llvm::SmallVector<const Tensor *> operands;
+    for (Value operand : op.getOperands()) {
+      auto it = values.find(operand);
+      if (it == values.end())
+        return opError(&op, "operand is not defined before use");
+      operands.push_back(&it->second);
+    }
+    auto results = evaluateOp(&op, operands);
+    if (!results)
+      return results.takeError();
+    for (auto [result, tensor] : llvm::zip(op.getResults(), *results))
+      values[result] = std::move(tensor);
+    for (Value operand : op.getOperands())
+      if (--remainingUses[operand] == 0)
+        values.erase(operand);
+  }
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "a block without a terminator");
+}
+
+/// A fusion group is its body evaluated as written: the body's types already say which values
+/// stay fp32 and where the group rounds (see kiln.fusion_group), so this is what the fused
+/// kernel computes.
+llvm::Expected<Results> evaluateFusionGroup(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
+  auto outputs = evaluateBlock(op->getRegion(0).front(), operands);
+  if (!outputs)
+    return outputs.takeError();
+  return Results(outputs->begin(), outputs->end());
+}
+} // namespace
+
 const EvaluatorTable &EvaluatorTable::get() {
   // Built on first use, not by static initializers, so the registration order is explicit.
   static const EvaluatorTable table = [] {
@@ -18,6 +72,7 @@ const EvaluatorTable &EvaluatorTable::get() {
     registerDenseEvaluators(t);
     registerDataMovementEvaluators(t);
     registerReductionEvaluators(t);
+    t.add(FusionGroupOp::getOperationName(), evaluateFusionGroup);
     return t;
   }();
   return table;
@@ -72,37 +127,10 @@ llvm::Expected<llvm::SmallVector<Tensor>> evaluateFunction(func::FuncOp func,
     }
     values[arg] = input;
   }
-  // Free each value after its last use so a large model's peak memory stays near its widest
-  // layer rather than its sum.
-  llvm::DenseMap<Value, int64_t> remainingUses;
-  for (Operation &op : func.getBody().front())
-    for (Value operand : op.getOperands())
-      remainingUses[operand]++;
-  for (Operation &op : func.getBody().front()) {
-    if (auto ret = llvm::dyn_cast<func::ReturnOp>(op)) {
-      llvm::SmallVector<Tensor> outputs;
-      for (Value v : ret.getOperands())
-        outputs.push_back(values.lookup(v));
-      return outputs;
-    }
-    llvm::SmallVector<const Tensor *> operands;
-    for (Value operand : op.getOperands()) {
-      auto it = values.find(operand);
-      if (it == values.end())
-        return opError(&op, "operand is not defined before use");
-      operands.push_back(&it->second);
-    }
-    auto results = evaluateOp(&op, operands);
-    if (!results)
-      return results.takeError();
-    for (auto [result, tensor] : llvm::zip(op.getResults(), *results))
-      values[result] = std::move(tensor);
-    for (Value operand : op.getOperands())
-      if (--remainingUses[operand] == 0)
-        values.erase(operand);
-  }
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "function @" + func.getName() + " has no return");
+  llvm::SmallVector<const Tensor *> arguments;
+  for (const Tensor &input : inputs)
+    arguments.push_back(&input);
+  return evaluateBlock(func.getBody().front(), arguments);
 }
 
 } // namespace kiln::interp

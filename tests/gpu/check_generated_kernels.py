@@ -75,6 +75,48 @@ def cases():
         out.append((f"layer_norm_5x{n}", (
             f"%y = kiln.layer_norm %x, %g, %b {{axis = 1 : i64}} : ({t}, {tw}, {tw}) -> {t}",
             [("x", [5, n], "f32"), ("g", [n], "f32"), ("b", [n], "f32")], t)))
+    out += fused_cases()
+    return out
+
+
+def gelu_chain(x, shape, elem):
+    """Bias-free GELU(erf) as the TorchScript exporter writes it: x * 0.5 * (1 + erf(x / sqrt(2)))."""
+    t, s = shape_text(shape, elem), shape_text([], elem)
+    return (f"%c2 = kiln.constant dense<1.4142135> : {s}\n  %c1 = kiln.constant dense<1.0> : {s}\n"
+            f"  %ch = kiln.constant dense<0.5> : {s}\n"
+            f"  %gd = kiln.div {x}, %c2 : ({t}, {s}) -> {t}\n  %ge = kiln.erf %gd : {t}\n"
+            f"  %ga = kiln.add %ge, %c1 : ({t}, {s}) -> {t}\n  %gm = kiln.mul {x}, %ga : ({t}, {t}) -> {t}\n"
+            f"  %y = kiln.mul %gm, %ch : ({t}, {s}) -> {t}")
+
+
+def fused_cases():
+    """Chains of elementwise ops, which kiln compile and kiln eval both turn into one fusion group:
+    the fused kernel (every body op's element code in one loop, fp32 inside) against the
+    interpreter evaluating the group's body."""
+    out = []
+    for n in [1, 7, 1025, 1000003]:
+        out.append((f"fused_gelu_{n}", (gelu_chain("%x", [n], "f32"), [("x", [n], "f32")], shape_text([n], "f32"))))
+    for elem in ["f32", "f16"]:
+        for rows, cols in [(3, 7), (33, 64), (5, 3072)]:
+            t, tb = shape_text([rows, cols], elem), shape_text([cols], elem)
+            body = f"%xb = kiln.add %x, %b : ({t}, {tb}) -> {t}\n  " + gelu_chain("%xb", [rows, cols], elem)
+            out.append((f"fused_bias_gelu_{elem}_{rows}x{cols}", (body, [("x", [rows, cols], elem), ("b", [cols], elem)], t)))
+    # bf16 inside the group (numpy has no bf16: f32 graph edges, casts inside), rounding once
+    # at each explicit cast.
+    for n in [7, 4099]:
+        t, tb = shape_text([n], "f32"), shape_text([n], "bf16")
+        body = (f"%xb = kiln.cast %x : {t} to {tb}\n  %r = kiln.relu %xb : {tb}\n"
+                f"  %m = kiln.mul %r, %xb : ({tb}, {tb}) -> {tb}\n  %y = kiln.cast %m : {tb} to {t}")
+        out.append((f"fused_bf16_casts_{n}", (body, [("x", [n], "f32")], t)))
+    # Attention-score shapes: scale, additive mask [B,1,1,S], a bool intermediate and where.
+    for s in [5, 37, 128]:
+        t, tm, ts = shape_text([2, 3, s, s], "f32"), shape_text([2, 1, 1, s], "f32"), shape_text([], "f32")
+        ti = shape_text([2, 3, s, s], "i1")
+        body = (f"%k = kiln.constant dense<8.0> : {ts}\n  %z = kiln.constant dense<0.0> : {ts}\n"
+                f"  %d = kiln.div %x, %k : ({t}, {ts}) -> {t}\n  %a = kiln.add %d, %m : ({t}, {tm}) -> {t}\n"
+                f"  %p = kiln.greater %a, %z : ({t}, {ts}) -> {ti}\n"
+                f"  %y = kiln.where %p, %a, %d : ({ti}, {t}, {t}) -> {t}")
+        out.append((f"fused_scale_mask_{s}", (body, [("x", [2, 3, s, s], "f32"), ("m", [2, 1, 1, s], "f32")], t)))
     return out
 
 
@@ -85,8 +127,12 @@ def module(body, inputs, result):
 
 
 def tolerance(name):
+    if "bf16" in name:
+        return 8e-3, 8e-3  # one bf16 ulp: the interpreter rounds from double, the GPU from float
     if "f16" in name or name.startswith("cast"):
         return 1e-3, 1e-3
+    if name.startswith("fused"):
+        return 1e-5, 1e-6
     if name.startswith(("exp", "softmax", "layer_norm", "reduce", "row_add", "bias_add", "add", "mul", "channel_mul",
                         "plane_add")):
         return 1e-5, 1e-6

@@ -61,6 +61,10 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
                      cl::sub(sub), cl::cat(categories.optimization)),
       noFold("no-fold", cl::desc("Keep ops whose operands are all constants (no constant folding)"), cl::sub(sub),
              cl::cat(categories.optimization)),
+      noFusion("no-fusion",
+               cl::desc("Run every op as its own step: no kiln.fusion_group regions (each chain of\n"
+                        "elementwise ops otherwise runs as one generated kernel, fp32 inside)"),
+               cl::sub(sub), cl::cat(categories.optimization)),
       printIRAfterAll("print-ir-after-all", cl::desc("Print the module after every pass to stderr (weights elided)"),
                       cl::sub(sub), cl::cat(categories.irPrinting)),
       dumpIRDir("dump-ir", cl::value_desc("dir"),
@@ -75,6 +79,7 @@ PipelineOptions PipelineFlags::pipelineOptions() const {
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   options.forcePrecision.assign(forcePrecision.begin(), forcePrecision.end());
   options.foldConstants = !noFold;
+  options.fuse = !noFusion;
   return options;
 }
 

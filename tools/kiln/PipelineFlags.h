@@ -79,6 +79,7 @@ private:
   llvm::cl::list<std::string, bool, OpTargetParser> keepFp32;
   llvm::cl::list<PrecisionOverride> forcePrecision;
   llvm::cl::opt<bool> noFold;
+  llvm::cl::opt<bool> noFusion;
   llvm::cl::opt<bool> printIRAfterAll;
   llvm::cl::opt<std::string> dumpIRDir;
 };

@@ -24,8 +24,8 @@
 // CHECK: "fc" op="kiln.cast" kernel {{.*}} args=[fc:bf16[1,4],{{.*}}:f32[1,4]]
 
 // FORCED: "conv1" op="kiln.conv" conv {{.*}} y=conv1:bf16[1,3,6,6]
-// FORCED: "conv2" op="kiln.cast" kernel {{.*}} args=[relu:bf16[1,3,6,6],conv2:f16[1,3,6,6]]
-// FORCED: "conv2" op="kiln.conv" conv {{.*}} x=conv2:f16[1,3,6,6] w=conv2:f16[3,3,3,3] y=conv2:f16[1,3,6,6]
+// FORCED: "relu" op="kiln.fusion_group" kernel {{.*}} args=[conv1:bf16[1,3,6,6],relu:f16[1,3,6,6]]
+// FORCED: "conv2" op="kiln.conv" conv {{.*}} x=relu:f16[1,3,6,6] w=conv2:f16[3,3,3,3] y=conv2:f16[1,3,6,6]
 
 // STRICT: "conv1" op="kiln.conv" conv math=tf32 {{.*}} x=x:f32[1,2,6,6]
 // STRICT: "fc" op="kiln.gemm" gemm math=strict-f32 {{.*}} a={{.*}}:f32[1,108]

@@ -1,0 +1,84 @@
+//===- FusionGroupKernels.cpp - one kernel for an elementwise fusion group -===//
+//
+// A group's kernel is the elementwise kernel of its result (ElementwiseSource builds the loop,
+// broadcasting, vectorization) whose element function evaluates the whole body: each body op's
+// own element function (describeElement, the code its standalone kernel would run) in a scope
+// of its own, reading its inputs from the group's inputs or from earlier body values and
+// storing into a one-element local of its result's storage type. So a body op computes exactly
+// what it computes alone, and values stay in registers; the body's types (f32 inside, casts at
+// the edges: see kiln.fusion_group) are what make intermediates fp32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/kernels/ElementwiseSource.h"
+
+#include <sstream>
+
+namespace kiln::codegen {
+
+namespace {
+
+using namespace elementwise;
+
+StatusOr<EmittedKernels> emitFusionGroup(const OpDesc &group, const EmitContext &context) {
+  if (group.attrString("kind", "") != "elementwise")
+    return group.error("fusion group of kind '" + group.attrString("kind", "") +
+                       "' has no kernel emitter; only elementwise groups are generated");
+  if (group.results.size() != 1)
+    return group.error("an elementwise group has one result, got " + std::to_string(group.results.size()));
+  if (group.body.empty() || group.yield.isInput || group.yield.index >= group.body.size())
+    return group.error("internal: the group's body is empty or yields no body value");
+  for (size_t k = 0; k < group.operands.size(); ++k)
+    if (!group.operands[k])
+      return group.error("internal: fusion group operand " + std::to_string(k) + " is missing");
+
+  Kernel kernel;
+  kernel.name = "fused";
+  kernel.result = group.results[0].dtype;
+  kernel.shape = group.results[0].shape;
+  std::ostringstream body;
+  // The group's inputs as g<k>: the body's ops declare their own x<k> in nested scopes.
+  for (size_t k = 0; k < group.operands.size(); ++k) {
+    const std::string ct = computeType(group.operands[k]->dtype);
+    kernel.inputs.push_back(operandInput(group, static_cast<uint32_t>(k), ct));
+    body << "const " << ct << " g" << k << " = x" << k << ";\n  ";
+  }
+  for (size_t j = 0; j < group.body.size(); ++j) {
+    const BodyOp &node = group.body[j];
+    if (node.args.size() != node.op.operands.size() || node.op.results.size() != 1)
+      return node.op.error("internal: fusion group body op has " + std::to_string(node.args.size()) +
+                           " operand references for " + std::to_string(node.op.operands.size()) + " operands");
+    auto element = describeElement(node.op);
+    if (!element.isOk())
+      return element.status();
+    const std::string storage = storageType(node.op.results[0].dtype);
+    body << storage << " v" << j << "[1];\n  {\n    " << storage << " *po = v" << j << ";\n    const kiln_i64 oo = 0;\n";
+    for (size_t k = 0; k < element.value().inputs.size(); ++k) {
+      const Input &in = element.value().inputs[k];
+      if (in.operand >= node.args.size())
+        return node.op.error("internal: element input reads operand " + std::to_string(in.operand));
+      const BodyRef &ref = node.args[in.operand];
+      if (!ref.isInput && ref.index >= j)
+        return node.op.error("internal: fusion group body op reads a value defined after it");
+      if (ref.isInput && ref.index >= group.operands.size())
+        return node.op.error("internal: fusion group body op reads group operand " + std::to_string(ref.index));
+      std::string value = in.constant          ? *in.constant
+                          : ref.isInput         ? "g" + std::to_string(ref.index)
+                                                : "kiln_ld(v" + std::to_string(ref.index) + ", 0)";
+      body << "    const " << in.valueType << " x" << k << " = (" << in.valueType << ")(" << value << ");\n";
+    }
+    body << "    " << element.value().body << "\n  }\n  ";
+  }
+  if (group.body[group.yield.index].op.results[0].dtype != kernel.result)
+    return group.error("internal: the yielded body value's element type differs from the group's result");
+  // The yielded value already has the result's storage type: a plain copy, no second rounding.
+  body << "po[oo] = v" << group.yield.index << "[0];";
+  kernel.body = body.str();
+  return emitKernel(group, context, kernel);
+}
+
+} // namespace
+
+void registerFusionGroupKernels(KernelEmitterTable &table) { table.add("kiln.fusion_group", emitFusionGroup); }
+
+} // namespace kiln::codegen

@@ -1,0 +1,68 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+
+// What an elementwise fusion group may hold (ir/FusionGroup.cpp).
+
+func.func @not_elementwise(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %g = kiln.fusion_group "elementwise"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    // expected-error @+1 {{'kiln.softmax' op cannot be in an elementwise fusion group}}
+    %s = kiln.softmax %a {axis = 1 : i64} : tensor<4x8xf32>
+    kiln.yield %s : tensor<4x8xf32>
+  }
+  return %g : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @argument_types(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{block argument 0 has type 'tensor<4x8xbf16>', input 0 has type 'tensor<4x8xf32>'}}
+  %g = kiln.fusion_group "elementwise"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xbf16>):
+    %c = kiln.cast %a : tensor<4x8xbf16> to tensor<4x8xf32>
+    kiln.yield %c : tensor<4x8xf32>
+  }
+  return %g : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @larger_than_result(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{input 0 of shape [4x8] does not broadcast to the result shape [8]}}
+  %g = kiln.fusion_group "elementwise"(%x, %y) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<8xf32>):
+    %r = kiln.relu %b : tensor<8xf32>
+    kiln.yield %r : tensor<8xf32>
+  }
+  return %g : tensor<8xf32>
+}
+
+// -----
+
+func.func @yield_types(%x: tensor<4x8xf32>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{kiln.yield gives 1 values whose types differ from the group's results}}
+  %g = kiln.fusion_group "elementwise"(%x) : (tensor<4x8xf32>) -> tensor<4x8xbf16> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = kiln.relu %a : tensor<4x8xf32>
+    kiln.yield %r : tensor<4x8xf32>
+  }
+  return %g : tensor<4x8xbf16>
+}
+
+// -----
+
+func.func @unknown_kind(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{attribute 'kind' failed to satisfy constraint: string attribute one of: elementwise}}
+  %g = kiln.fusion_group "conv"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = kiln.relu %a : tensor<4x8xf32>
+    kiln.yield %r : tensor<4x8xf32>
+  }
+  return %g : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @yield_outside(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kiln.yield' op expects parent op 'kiln.fusion_group'}}
+  kiln.yield %x : tensor<4x8xf32>
+}
