@@ -302,7 +302,13 @@ llvm::Error PlanBuilderImpl::planArena() {
               touch(b, index);
             if (params.bias)
               touch(*params.bias, index);
+          } else if constexpr (std::is_same_v<T, plan::AttentionStep>) {
+            for (uint32_t b : {params.q, params.k, params.v, params.o})
+              touch(b, index);
+            if (params.mask)
+              touch(*params.mask, index);
           } else {
+            static_assert(std::is_same_v<T, plan::CopyStep>, "a step kind the memory planner does not know");
             touch(params.src, index);
             touch(params.dst, index);
           }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything Kiln needs to build and test on Debian 12. Idempotent: a second run only
-# checks. Needs root (or sudo) for apt-get; pip packages are test tooling only.
+# checks. Needs root (or sudo) for apt-get; pip packages are test tooling only, except the
+# cuDNN frontend headers (a pinned, hash-checked wheel unpacked into third_party/).
 set -euo pipefail
 
 APT_PACKAGES=(
@@ -30,4 +31,5 @@ if ! "$PY" -c "import onnx, numpy, onnxruntime" 2>/dev/null; then
   "$PY" -m pip install --quiet "${PIP_PACKAGES[@]}" 2>/dev/null \
     || "$PY" -m pip install --quiet --break-system-packages "${PIP_PACKAGES[@]}"
 fi
+PYTHON="$PY" "$(dirname "$0")/install-cudnn-frontend.sh"
 echo "setup-deps: all dependencies present"

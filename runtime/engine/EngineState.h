@@ -39,7 +39,7 @@ struct Engine::State {
   runtime::DeviceBuffer weights;
   std::vector<runtime::Library> libraries;         // one per plan image
   std::vector<cudaKernel_t> kernels;               // per step; null unless a KernelStep
-  std::vector<std::optional<runtime::TunedAlgorithm>> algorithms; // per step; gemm/conv only
+  std::vector<std::optional<runtime::TunedAlgorithm>> algorithms; // per step; gemm/conv/attention only
   uint64_t workspaceBytes = 0;
   TuningStats stats;
 };
@@ -48,7 +48,7 @@ namespace runtime {
 /// Loads every plan image (cubin when the device's CC equals the image's, PTX otherwise) and
 /// resolves the function of every KernelStep. kIncompatible when neither can run.
 Status loadKernels(Engine::State &engine, uint32_t deviceCC);
-/// Picks an algorithm for every gemm/conv step: the timing cache, else timing on the device;
+/// Picks an algorithm for every gemm/conv/attention step: the timing cache, else timing on the device;
 /// sets engine.algorithms, engine.workspaceBytes and engine.stats, saves the cache file.
 Status tuneEngine(Engine::State &engine, Runtime::State &runtime);
 } // namespace runtime

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/engine/AttentionProblem.h"
 #include "runtime/engine/EngineState.h"
 #include "runtime/engine/StepExecutor.h"
 
@@ -35,6 +36,7 @@ struct ExecutionContext::Impl {
   runtime::DeviceResources res;
   std::vector<Io> inputs, outputs;
   runtime::Event phase[4]; // before inputs, after inputs, after steps, after outputs
+  runtime::AttentionGraphCache attentionGraphs; // cuDNN graphs on `cudnn`, gone before it
   std::vector<std::unique_ptr<runtime::StepExecutor>> executors;
   runtime::GraphExec graph;
 
@@ -122,7 +124,7 @@ Status ExecutionContext::Impl::create(std::shared_ptr<const Engine::State> state
     return w.status();
   workspace = std::move(w).value();
   res = runtime::DeviceResources{stream.get(), dnn, lt, arena.data(), engine->weights.data(), workspace.data(),
-                                 workspace.bytes()};
+                                 workspace.bytes(), &attentionGraphs};
   for (auto &e : phase) {
     auto ev = runtime::createEvent("timing the context's runs");
     if (!ev.isOk())

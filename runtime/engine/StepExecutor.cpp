@@ -1,7 +1,8 @@
-//===- StepExecutor.cpp - the executors of the four step kinds -------------===//
+//===- StepExecutor.cpp - the executors of the five step kinds -------------===//
 
 #include "runtime/engine/StepExecutor.h"
 
+#include "runtime/engine/AttentionProblem.h"
 #include "runtime/engine/ConvProblem.h"
 #include "runtime/engine/CudaCheck.h"
 #include "runtime/engine/GemmProblem.h"
@@ -90,6 +91,15 @@ private:
   TunedAlgorithm algo_;
 };
 
+class AttentionExecutor final : public StepExecutor {
+public:
+  explicit AttentionExecutor(std::unique_ptr<AttentionProblem> problem) : problem_(std::move(problem)) {}
+  Status enqueue(const DeviceResources &res) override { return problem_->enqueue(res); }
+
+private:
+  std::unique_ptr<AttentionProblem> problem_; // prepared: holds its built graph
+};
+
 Status checkBuffer(const plan::Plan &plan, uint32_t idx, const std::string &label, const char *role) {
   if (idx >= plan.buffers.size())
     return Status(StatusCode::kInvalidPlan, label + ": " + role + " names buffer " + std::to_string(idx) +
@@ -134,6 +144,13 @@ StatusOr<std::unique_ptr<StepExecutor>> makeStepExecutor(const plan::Plan &plan,
     if (!problem.isOk())
       return problem.status();
     return std::unique_ptr<StepExecutor>(new GemmExecutor(std::move(problem).value(), *algorithm));
+  }
+  if (const auto *a = std::get_if<plan::AttentionStep>(&step.params)) {
+    auto problem = AttentionProblem::create(plan, *a, label);
+    if (!problem.isOk())
+      return problem.status();
+    KILN_RETURN_IF_ERROR(problem.value()->prepare(res, *algorithm));
+    return std::unique_ptr<StepExecutor>(new AttentionExecutor(std::move(problem).value()));
   }
   const auto &conv = std::get<plan::ConvStep>(step.params);
   auto problem = ConvProblem::create(plan, conv, label);

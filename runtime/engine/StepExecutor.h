@@ -24,6 +24,8 @@
 
 namespace kiln::runtime {
 
+class AttentionGraphCache;
+
 /// The device resources one context (or the tuner at engine load) runs steps with.
 struct DeviceResources {
   cudaStream_t stream = nullptr;
@@ -33,6 +35,9 @@ struct DeviceResources {
   const uint8_t *weights = nullptr; // the engine's weights (read-only)
   void *workspace = nullptr;
   uint64_t workspaceBytes = 0;
+  // The context's built attention graphs, shared by its steps with one problem; null: each
+  // attention step builds its own.
+  AttentionGraphCache *attentionGraphs = nullptr;
 };
 
 /// "step 3 'conv1' (kiln.conv)": how every message names a step.
@@ -52,7 +57,8 @@ public:
 };
 
 /// Builds the executor of plan.steps[index]. `kernel` is the loaded function of a KernelStep
-/// (ignored otherwise); `algorithm` is the tuned choice of a gemm/conv step (required there).
+/// (ignored otherwise); `algorithm` is the tuned choice of a gemm/conv/attention step (required
+/// there). An attention step builds its cuDNN graph here, on res.cudnn.
 StatusOr<std::unique_ptr<StepExecutor>> makeStepExecutor(const plan::Plan &plan, size_t index, cudaKernel_t kernel,
                                                          const std::optional<TunedAlgorithm> &algorithm,
                                                          const DeviceResources &res);

@@ -2,6 +2,7 @@
 
 #include "runtime/engine/TimingCache.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -61,6 +62,28 @@ int hexDigit(char c) {
   return -1;
 }
 
+/// "<type>:<value>,..." (or "-" for none) into sorted (type, value) pairs; false if malformed.
+bool parseKnobs(std::string_view text, std::vector<std::pair<int64_t, int64_t>> &knobs) {
+  knobs.clear();
+  if (text == "-")
+    return true;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = std::min(text.find(',', pos), text.size());
+    std::string_view knob = text.substr(pos, end - pos);
+    size_t colon = knob.find(':');
+    if (colon == std::string_view::npos)
+      return false;
+    std::optional<int64_t> type = parseInt<int64_t>(knob.substr(0, colon));
+    std::optional<int64_t> value = parseInt<int64_t>(knob.substr(colon + 1));
+    if (!type || !value || (!knobs.empty() && *type <= knobs.back().first))
+      return false; // written sorted and unique, so anything else is not ours
+    knobs.push_back({*type, *value});
+    pos = end + 1;
+  }
+  return true;
+}
+
 } // namespace
 
 std::string formatTunedAlgorithm(const TunedAlgorithm &algo) {
@@ -72,8 +95,17 @@ std::string formatTunedAlgorithm(const TunedAlgorithm &algo) {
       out += kHex[byte >> 4];
       out += kHex[byte & 15];
     }
-  } else {
+  } else if (algo.kind == TunedAlgorithm::Kind::Conv) {
     out = "conv algo=" + std::to_string(algo.convAlgo) + " math=" + std::to_string(algo.convMath);
+  } else {
+    out = "sdpa engine=" + std::to_string(algo.attentionEngine) + " knobs=";
+    for (size_t i = 0; i < algo.attentionKnobs.size(); ++i) {
+      if (i)
+        out += ',';
+      out += std::to_string(algo.attentionKnobs[i].first) + ":" + std::to_string(algo.attentionKnobs[i].second);
+    }
+    if (algo.attentionKnobs.empty())
+      out += "-";
   }
   out += " ws=" + std::to_string(algo.workspaceBytes);
   return out;
@@ -108,6 +140,15 @@ std::optional<TunedAlgorithm> parseTunedAlgorithm(std::string_view text) {
     algo.kind = TunedAlgorithm::Kind::Conv;
     algo.convAlgo = *convAlgo;
     algo.convMath = *math;
+  } else if (parts[0] == "sdpa") {
+    if (parts.size() != 4)
+      return std::nullopt;
+    std::optional<int64_t> engine = parseInt<int64_t>(field(parts[1], "engine"));
+    std::optional<std::string_view> knobs = field(parts[2], "knobs");
+    if (!engine || *engine < 0 || !knobs || !parseKnobs(*knobs, algo.attentionKnobs))
+      return std::nullopt;
+    algo.kind = TunedAlgorithm::Kind::Attention;
+    algo.attentionEngine = *engine;
   } else {
     return std::nullopt;
   }
@@ -145,8 +186,9 @@ size_t TimingCache::parse(std::string_view text, const std::string &origin, cons
       ++badLines;
       if (warn && badLines <= kMaxLineWarnings)
         warn("timing cache " + origin + ":" + std::to_string(lineNo) +
-             ": ignoring a malformed line (expected '<key> TAB gemm algo=<hex> ws=<n>' or '<key> TAB conv algo=<n> "
-             "math=<n> ws=<n>'); its problem will be tuned again");
+             ": ignoring a malformed line (expected '<key> TAB gemm algo=<hex> ws=<n>', '<key> TAB conv algo=<n> "
+             "math=<n> ws=<n>' or '<key> TAB sdpa engine=<n> knobs=<t>:<v>,...|- ws=<n>'); its problem will be "
+             "tuned again");
       continue;
     }
     std::lock_guard<std::mutex> lock(mutex_);

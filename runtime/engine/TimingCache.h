@@ -8,6 +8,9 @@
 //   key   = problem description | gpu=<name> | cc=<major*10+minor> | cudnn=<v> | cublaslt=<v>
 //   value = "gemm algo=<128 hex digits: the cublasLtMatmulAlgo_t bytes> ws=<bytes>"
 //         | "conv algo=<cudnn algo enum> math=<cudnnMathType_t> ws=<bytes>"
+//         | "sdpa engine=<cuDNN global engine index> knobs=<type>:<value>,...|- ws=<bytes>"
+//           (an attention step's engine config, the knob types as the cuDNN frontend numbers
+//           them; the key names the frontend version)
 //
 // Lines starting with '#' are comments. The file is sorted by key, so the same choices always
 // give the same bytes. A file written by another version, truncated or simply not a cache
@@ -28,16 +31,20 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace kiln::runtime {
 
 /// One tuned choice. Which fields matter depends on `kind`.
 struct TunedAlgorithm {
-  enum class Kind : uint8_t { Gemm, Conv };
+  enum class Kind : uint8_t { Gemm, Conv, Attention };
   Kind kind = Kind::Gemm;
   std::array<uint8_t, 64> gemmAlgo{}; // cublasLtMatmulAlgo_t, byte for byte
   int convAlgo = 0;                   // cudnnConvolutionFwdAlgo_t / BwdDataAlgo_t
   int convMath = 0;                   // cudnnMathType_t
+  int64_t attentionEngine = 0;        // cuDNN's global engine index for the SDPA graph
+  std::vector<std::pair<int64_t, int64_t>> attentionKnobs; // (cudnn_frontend::KnobType_t, value), sorted
   uint64_t workspaceBytes = 0;
 
   bool operator==(const TunedAlgorithm &) const = default;

@@ -1,12 +1,13 @@
-//===- Tuning.cpp - pick an algorithm for every conv/gemm problem ----------===//
+//===- Tuning.cpp - pick an algorithm for every conv/gemm/attention problem -===//
 //
-// At engine load every distinct gemm/conv problem (steps with the same key share one) gets
-// its algorithm from the timing cache, or is timed on the device with the real buffer layout:
+// At engine load every distinct gemm/conv/attention problem (steps with the same key share one)
+// gets its algorithm from the timing cache, or is timed on the device with the real buffer layout:
 // a scratch arena of the plan's size, the engine's uploaded weights and a workspace of the
 // configured limit. The choices are recorded per step; contexts only replay them.
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/engine/AttentionProblem.h"
 #include "runtime/engine/ConvProblem.h"
 #include "runtime/engine/EngineState.h"
 #include "runtime/engine/GemmProblem.h"
@@ -28,20 +29,21 @@ std::string Runtime::State::deviceKey() const {
 namespace runtime {
 namespace {
 
-/// One gemm or conv step's problem object (descriptors), built once for tuning.
+/// One gemm, conv or attention step's problem object (descriptors), built once for tuning.
 struct Problem {
   std::unique_ptr<GemmProblem> gemm;
   std::unique_ptr<ConvProblem> conv;
+  std::unique_ptr<AttentionProblem> attention;
   std::string key;
   std::string label;
   std::vector<size_t> steps; // all steps that share the key
 
-  bool isGemm() const { return gemm != nullptr; }
+  const char *kind() const { return gemm ? "gemm" : conv ? "conv" : "attention"; }
   StatusOr<TunedAlgorithm> tune(const DeviceResources &res, uint64_t limit) {
-    return gemm ? gemm->tune(res, limit) : conv->tune(res, limit);
+    return gemm ? gemm->tune(res, limit) : conv ? conv->tune(res, limit) : attention->tune(res, limit);
   }
   StatusOr<uint64_t> check(const DeviceResources &res, const TunedAlgorithm &algo) {
-    return gemm ? gemm->check(res, algo) : conv->check(res, algo);
+    return gemm ? gemm->check(res, algo) : conv ? conv->check(res, algo) : attention->check(res, algo);
   }
 };
 
@@ -110,6 +112,12 @@ Status tuneEngine(Engine::State &engine, Runtime::State &runtime) {
         return made.status();
       p.conv = std::move(made).value();
       p.key = p.conv->key(limit);
+    } else if (const auto *a = std::get_if<plan::AttentionStep>(&step.params)) {
+      auto made = AttentionProblem::create(plan, *a, p.label);
+      if (!made.isOk())
+        return made.status();
+      p.attention = std::move(made).value();
+      p.key = p.attention->key(limit);
     } else {
       continue;
     }
@@ -145,15 +153,13 @@ Status tuneEngine(Engine::State &engine, Runtime::State &runtime) {
     }
     toTune.push_back(i);
   }
-  size_t gemms = 0, convs = 0, gemmIndex = 0, convIndex = 0;
+  std::map<std::string, size_t> perKind, indexInKind; // by Problem::kind()
   for (size_t i : toTune)
-    (problems[i].isGemm() ? gemms : convs)++;
+    perKind[problems[i].kind()]++;
   for (size_t i : toTune) {
     Problem &p = problems[i];
-    bool gemm = p.isGemm();
-    size_t index = gemm ? ++gemmIndex : ++convIndex;
-    runtime.progress(std::string("tuning ") + (gemm ? "gemm " : "conv ") + std::to_string(index) + "/" +
-                     std::to_string(gemm ? gemms : convs) + " (" + p.label + ")");
+    runtime.progress(std::string("tuning ") + p.kind() + " " + std::to_string(++indexInKind[p.kind()]) + "/" +
+                     std::to_string(perKind[p.kind()]) + " (" + p.label + ")");
     StatusOr<TunedAlgorithm> algo = p.tune(tr.res, limit);
     if (!algo.isOk())
       return algo.status();

@@ -85,7 +85,8 @@ Status checkCompatibility(const Plan &plan, const TargetInfo &target) {
   for (const KernelImage &image : plan.images)
     needs.ptxForNewerGpus = needs.ptxForNewerGpus && !image.ptx.empty();
   for (const Step &step : plan.steps) {
-    needs.cudnn = needs.cudnn || std::holds_alternative<ConvStep>(step.params);
+    needs.cudnn = needs.cudnn || std::holds_alternative<ConvStep>(step.params) ||
+                  std::holds_alternative<AttentionStep>(step.params);
     needs.cublasLt = needs.cublasLt || std::holds_alternative<GemmStep>(step.params);
   }
   return check(plan.metadata, target, needs);

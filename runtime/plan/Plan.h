@@ -2,8 +2,9 @@
 //
 // A plan is everything the runtime needs to run one static-shape model: the I/O tensors, the
 // buffers (offsets in a per-context activation arena or in the engine's shared weights), the
-// steps in execution order (generated CUDA kernels, cuBLASLt matmuls, cuDNN convolutions,
-// device copies), the kernel images (sm_90 cubin plus PTX) and the weights blob.
+// steps in execution order (generated CUDA kernels, cuBLASLt matmuls, cuDNN convolutions and
+// fused attention, device copies), the kernel images (sm_90 cubin plus PTX) and the weights
+// blob.
 //
 // The runtime owns this schema; codegen/ builds a Plan and calls writePlan. Nothing here needs
 // CUDA, MLIR or LLVM. Choices that need a GPU (cuDNN algorithm, cuBLASLt algorithm, workspace
@@ -269,7 +270,68 @@ struct CopyStep {
   bool operator==(const CopyStep &) const = default;
 };
 
-using StepParams = std::variant<KernelStep, GemmStep, ConvStep, CopyStep>;
+/// Scaled dot-product attention, fused (cuDNN's flash attention through the cuDNN frontend SDPA
+/// graph):
+///   O[b,h,i,:] = sum_j softmax_j(scale * Q[b,h,i,:].K[b,h,j,:] + mask[b,h,i,j]) * V[b,h,j,:]
+/// over keys j < seqKv; with `causal`, key j is visible to query i only when j <= i (top-left
+/// aligned, as torch's is_causal). Q is [batch, heads, seqQ, headDim], K [batch, heads, seqKv,
+/// headDim], V [batch, heads, seqKv, headDimV], O [batch, heads, seqQ, headDimV], mask
+/// [batch, heads, seqQ, seqKv] (additive, optional).
+/// Every operand is a strided view of its buffer, so codegen points the step at existing
+/// tensors without copies (Q, K and V sliced out of one packed QKV projection, or laid out
+/// [b, s, h, d] as ONNX exporters leave them after the head split): element [i0,i1,i2,i3] of Q is
+/// qOffset + i0*qStrides[0] + i1*qStrides[1] + i2*qStrides[2] + i3*qStrides[3] elements from the
+/// start of buffer q, and likewise for k, v, o and mask. A mask stride of 0 broadcasts that
+/// dimension (e.g. one mask for every head).
+/// Element types (of the operands' buffers): q, k, v, o and mask share f16 or bf16 (fp32 has no
+/// flash path: codegen keeps the unfused ops there). Both matmuls accumulate in fp32, the
+/// softmax runs in fp32, and the probabilities are rounded to the element type before they
+/// multiply V (as every flash-attention kernel does).
+/// cuDNN's limits, checked by validatePlan: head dims multiples of 8 up to 256, the head dim
+/// contiguous (innermost stride 1) in q, k, v and o, and their offsets and other strides
+/// multiples of 16 bytes (the kernels move them with 16-byte loads).
+struct AttentionStep {
+  static constexpr uint8_t kTag = 5;
+  static constexpr const char *kKind = "attention";
+  int64_t batch = 1, heads = 1, seqQ = 0, seqKv = 0, headDim = 0, headDimV = 0;
+  float scale = 1.0f; // usually 1/sqrt(headDim)
+  bool causal = false;
+  uint32_t q = 0, k = 0, v = 0, o = 0;
+  int64_t qOffset = 0, kOffset = 0, vOffset = 0, oOffset = 0; // elements
+  std::vector<int64_t> qStrides, kStrides, vStrides, oStrides; // 4 each, in elements
+  std::optional<uint32_t> mask;
+  int64_t maskOffset = 0;
+  std::vector<int64_t> maskStrides; // 4 with a mask, empty without
+
+  template <class Self, class V> static void visitFields(Self &self, V &&v) {
+    v("batch", self.batch);
+    v("heads", self.heads);
+    v("seqQ", self.seqQ);
+    v("seqKv", self.seqKv);
+    v("headDim", self.headDim);
+    v("headDimV", self.headDimV);
+    v("scale", self.scale);
+    v("causal", self.causal);
+    v("q", bufferRef(self.q));
+    v("qOffset", self.qOffset);
+    v("qStrides", self.qStrides);
+    v("k", bufferRef(self.k));
+    v("kOffset", self.kOffset);
+    v("kStrides", self.kStrides);
+    v("v", bufferRef(self.v));
+    v("vOffset", self.vOffset);
+    v("vStrides", self.vStrides);
+    v("o", bufferRef(self.o));
+    v("oOffset", self.oOffset);
+    v("oStrides", self.oStrides);
+    v("mask", bufferRef(self.mask));
+    v("maskOffset", self.maskOffset);
+    v("maskStrides", self.maskStrides);
+  }
+  bool operator==(const AttentionStep &) const = default;
+};
+
+using StepParams = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, AttentionStep>;
 
 struct Step {
   std::string name; // the ONNX node (or kiln op location) it comes from, for messages/profiles
@@ -283,7 +345,8 @@ struct Step {
   }
   bool operator==(const Step &) const = default;
 };
-/// What runs a step: "kernel" (generated), "cublaslt", "cudnn" or "copy".
+/// What runs a step: "kernel" (generated), "cublaslt", "cudnn" (convolutions and attention) or
+/// "copy".
 std::string_view stepRunner(const Step &step);
 
 /// Where and with what a plan was built; checked against the machine at load.
@@ -370,8 +433,8 @@ struct TargetInfo {
 /// this form assumes they do. The Plan form below also checks the images; prefer it.
 Status checkCompatibility(const Metadata &metadata, const TargetInfo &target);
 /// Like the Metadata form, but on a device newer than the plan's cubins every kernel image must
-/// have PTX to JIT, and only the libraries the steps call (cuDNN for conv, cuBLASLt for gemm)
-/// are checked.
+/// have PTX to JIT, and only the libraries the steps call (cuDNN for conv and attention,
+/// cuBLASLt for gemm) are checked.
 Status checkCompatibility(const Plan &plan, const TargetInfo &target);
 
 //===-- Human- and machine-readable views (PlanText.cpp) -------------------===//

@@ -73,7 +73,7 @@ std::string_view stepRunner(const Step &step) {
     return "kernel";
   if (std::holds_alternative<GemmStep>(step.params))
     return "cublaslt";
-  if (std::holds_alternative<ConvStep>(step.params))
+  if (std::holds_alternative<ConvStep>(step.params) || std::holds_alternative<AttentionStep>(step.params))
     return "cudnn";
   return "copy";
 }

@@ -8,10 +8,11 @@
 // What every field of a kind must satisfy (enum values known, buffer and image indices in
 // range, tensor types known and non-negative) is checked generically from the visitFields
 // lists (FieldChecks.h); what fields mean together (shapes against buffer sizes, operand
-// types, launch limits) is written out below, per record.
+// types, launch limits) is written out below, per record (attention in AttentionChecks.cpp).
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/plan/AttentionChecks.h"
 #include "runtime/plan/FieldChecks.h"
 
 #include <charconv>
@@ -110,7 +111,8 @@ private:
     for (const Step &step : plan_.steps) {
       if (std::holds_alternative<GemmStep>(step.params) && m.cublasLtVersion == 0)
         return fail("metadata: the plan has cuBLASLt steps (e.g. '" + step.name + "') but records no cuBLASLt version");
-      if (std::holds_alternative<ConvStep>(step.params) && m.cudnnVersion == 0)
+      bool cudnn = std::holds_alternative<ConvStep>(step.params) || std::holds_alternative<AttentionStep>(step.params);
+      if (cudnn && m.cudnnVersion == 0)
         return fail("metadata: the plan has cuDNN steps (e.g. '" + step.name + "') but records no cuDNN version");
     }
     return true;
@@ -359,6 +361,12 @@ private:
 
   bool check(const std::string &where, const CopyStep &c) {
     return checkOperand(where, "src", c.src, c.bytes, false) && checkOperand(where, "dst", c.dst, c.bytes, true);
+  }
+
+  /// Strided views, cuDNN's limits, no overlap of the output (AttentionChecks.cpp).
+  bool check(const std::string &where, const AttentionStep &a) {
+    std::optional<std::string> error = detail::checkAttentionStep(plan_, where, a);
+    return !error || fail(*error);
   }
 
   const Plan &plan_;

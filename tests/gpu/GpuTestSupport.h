@@ -83,7 +83,7 @@ public:
   void step(const std::string &name, const std::string &op, plan::StepParams params) {
     if (std::holds_alternative<plan::GemmStep>(params))
       plan_.metadata.cublasLtVersion = target_.cublasLtVersion;
-    if (std::holds_alternative<plan::ConvStep>(params))
+    if (std::holds_alternative<plan::ConvStep>(params) || std::holds_alternative<plan::AttentionStep>(params))
       plan_.metadata.cudnnVersion = target_.cudnnVersion;
     plan_.steps.push_back({name, op, std::move(params)});
   }

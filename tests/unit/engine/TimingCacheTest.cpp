@@ -67,6 +67,35 @@ TEST(TunedAlgorithmFormat, ConvRoundTrips) {
   EXPECT_EQ(*parsed, a);
 }
 
+TEST(TunedAlgorithmFormat, AttentionRoundTripsWithAndWithoutKnobs) {
+  TunedAlgorithm a;
+  a.kind = TunedAlgorithm::Kind::Attention;
+  a.attentionEngine = 8;
+  a.attentionKnobs = {{2, 3}, {7, -1}, {1002, 4}};
+  a.workspaceBytes = 512;
+  std::string text = kiln::runtime::formatTunedAlgorithm(a);
+  EXPECT_EQ(text, "sdpa engine=8 knobs=2:3,7:-1,1002:4 ws=512");
+  auto parsed = kiln::runtime::parseTunedAlgorithm(text);
+  ASSERT_TRUE(parsed.has_value()) << text;
+  EXPECT_EQ(*parsed, a);
+
+  a.attentionKnobs.clear();
+  text = kiln::runtime::formatTunedAlgorithm(a);
+  EXPECT_EQ(text, "sdpa engine=8 knobs=- ws=512");
+  parsed = kiln::runtime::parseTunedAlgorithm(text);
+  ASSERT_TRUE(parsed.has_value()) << text;
+  EXPECT_EQ(*parsed, a);
+}
+
+TEST(TunedAlgorithmFormat, RejectsMalformedAttentionValues) {
+  for (const std::string &bad : std::vector<std::string>{
+           "sdpa engine=8 ws=0", "sdpa engine=-1 knobs=- ws=0", "sdpa engine=x knobs=- ws=0",
+           "sdpa engine=8 knobs= ws=0", "sdpa engine=8 knobs=2 ws=0", "sdpa engine=8 knobs=2:3, ws=0",
+           "sdpa engine=8 knobs=2:3,,4:5 ws=0", "sdpa engine=8 knobs=4:5,2:3 ws=0", "sdpa engine=8 knobs=2:3,2:4 ws=0",
+           "sdpa engine=8 knobs=2:x ws=0", "sdpa knobs=- engine=8 ws=0", "sdpa engine=8 knobs=- ws=0 extra=1"})
+    EXPECT_FALSE(kiln::runtime::parseTunedAlgorithm(bad).has_value()) << bad;
+}
+
 TEST(TunedAlgorithmFormat, RejectsMalformedValues) {
   std::string hex128(128, 'a');
   for (const std::string &bad : std::vector<std::string>{

@@ -251,7 +251,7 @@ TEST(PlanCorruption, UnknownStepKindAndBadBoolean) {
   Plan plan = oneCopyPlan();
   EXPECT_PARSE_ERROR(withStepsField(plan, kTagAt, 9, 1),
                      "section 'steps' is malformed (in step 0 '') at byte 25: unknown step kind 9 (this kiln knows "
-                     "1=kernel, 2=gemm, 3=conv, 4=copy)");
+                     "1=kernel, 2=gemm, 3=conv, 4=copy, 5=attention)");
 
   Plan gemm = oneCopyPlan();
   GemmStep g;

@@ -1,10 +1,10 @@
 //===- PlanFixtures.h - plans and file surgery for the plan tests -*- C++ -*-===//
 //
-// makeSamplePlan() is a small plan that passes validatePlan and uses every step kind and every
-// optional field, with sizes worked out by hand (see the buffer table below). resealPlanBytes()
-// recomputes the checksums of an edited file so a test can reach the decoder or the validator
-// behind them. Plans compare with the structs' operator==; PrintTo shows a plan that differs
-// as its text view.
+// makeSamplePlan() is a small plan that passes validatePlan and uses every step kind but
+// attention (AttentionFixtures.h has a plan of those) and every optional field, with sizes
+// worked out by hand (see the buffer table below). resealPlanBytes() recomputes the checksums
+// of an edited file so a test can reach the decoder or the validator behind them. Plans compare
+// with the structs' operator==; PrintTo shows a plan that differs as its text view.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_TESTS_UNIT_PLAN_PLANFIXTURES_H
