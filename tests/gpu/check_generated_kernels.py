@@ -202,6 +202,8 @@ def run_case(kiln, name, spec, tmp, rng):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kiln", required=True)
+    parser.add_argument("--only", default="",
+                        help="comma list of case-name prefixes to run (e.g. fused_,gemm_group_); default: all")
     args = parser.parse_args()
     try:
         present = subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30).returncode == 0
@@ -212,7 +214,8 @@ def main():
         return SKIP_EXIT_CODE
     rng = np.random.default_rng(0)
     failed = 0
-    all_cases = cases()
+    prefixes = tuple(p for p in args.only.split(",") if p)
+    all_cases = [c for c in cases() if not prefixes or c[0].startswith(prefixes)]
     with tempfile.TemporaryDirectory() as tmp:
         for name, spec in all_cases:
             problem = run_case(args.kiln, name, spec, tmp, rng)
