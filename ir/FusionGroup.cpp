@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/KilnOps.h"
+#include "ir/ShapeRules.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -17,17 +18,6 @@ namespace kiln {
 bool isElementwiseMap(Operation *op) { return op->hasTrait<OpTrait::ElementwiseMap>(); }
 
 namespace {
-
-/// Whether `shape` broadcasts (numpy) to `target`.
-bool broadcastsTo(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> target) {
-  if (shape.size() > target.size())
-    return false;
-  size_t lead = target.size() - shape.size();
-  for (auto [d, size] : llvm::enumerate(shape))
-    if (size != 1 && size != target[lead + d])
-      return false;
-  return true;
-}
 
 std::string shapeText(llvm::ArrayRef<int64_t> shape) {
   std::string text = "[";

@@ -79,6 +79,16 @@ llvm::Expected<int64_t> checkedElementCount(ArrayRef<int64_t> dims) {
   return count;
 }
 
+bool broadcastsTo(ArrayRef<int64_t> shape, ArrayRef<int64_t> target) {
+  if (shape.size() > target.size())
+    return false;
+  size_t lead = target.size() - shape.size();
+  for (auto [d, size] : llvm::enumerate(shape))
+    if (size != 1 && size != target[lead + d])
+      return false;
+  return true;
+}
+
 ShapeOrError broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
   size_t rank = std::max(a.size(), b.size());
   Shape out(rank);

@@ -27,6 +27,9 @@ llvm::Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, llvm::StringRe
 /// Product of dims, or an error when it overflows int64 or a dim is negative.
 llvm::Expected<int64_t> checkedElementCount(llvm::ArrayRef<int64_t> dims);
 
+/// Whether `shape` broadcasts (numpy) to `target` without changing it.
+bool broadcastsTo(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> target);
+
 /// Numpy broadcasting of two or more shapes.
 ShapeOrError broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
 

@@ -18,6 +18,7 @@
 #include "passes/Passes.h"
 
 #include "ir/KilnOps.h"
+#include "ir/ShapeRules.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -46,15 +47,6 @@ Type computeTypeOf(Value value) {
   return isNarrowFloat(type.getElementType()) ? type.clone(mlir::Float32Type::get(value.getContext())) : type;
 }
 
-bool broadcastsTo(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> target) {
-  if (shape.size() > target.size())
-    return false;
-  size_t lead = target.size() - shape.size();
-  for (auto [d, size] : llvm::enumerate(shape))
-    if (size != 1 && size != target[lead + d])
-      return false;
-  return true;
-}
 
 /// An op a group may hold: elementwise, one statically shaped result.
 bool isFusible(Operation *op) {

@@ -8,6 +8,8 @@
 
 #include "runtime/engine/AttentionProblem.h"
 
+#include "runtime/engine/CandidateTiming.h"
+
 #include "runtime/engine/CudaCheck.h"
 #include "runtime/engine/CudaHandles.h"
 #include "runtime/plan/AttentionChecks.h"
@@ -283,7 +285,6 @@ StatusOr<TunedAlgorithm> AttentionProblem::tune(const DeviceResources &res, uint
     if (!stopOr.isOk())
       return stopOr.status();
     cudaEvent_t start = startOr.value().get(), stop = stopOr.value().get();
-    constexpr int kWarmup = 2, kRepeats = 5;
     int64_t count = g.get_execution_plan_count();
     std::vector<std::pair<float, int64_t>> timed; // (median ms, heuristics rank)
     std::string lastError;
@@ -292,32 +293,15 @@ StatusOr<TunedAlgorithm> AttentionProblem::tune(const DeviceResources &res, uint
       if (g.get_workspace_size_plan_at_index(i, ws).is_bad() || ws < 0 || static_cast<uint64_t>(ws) > limit)
         continue; // not built (unsupported here) or over the limit
       auto run = [&]() { return feStatus(g.execute_plan_at_index(res.cudnn, pack, res.workspace, i), label_, "SDPA"); };
-      Status failed;
-      for (int w = 0; w < kWarmup && failed.isOk(); ++w)
-        failed = run();
-      std::vector<float> times;
-      for (int rep = 0; rep < kRepeats && failed.isOk(); ++rep) {
-        failed = cudaStatus(cudaEventRecord(start, res.stream), label_ + ": cudaEventRecord");
-        if (failed.isOk())
-          failed = run();
-        if (failed.isOk())
-          failed = cudaStatus(cudaEventRecord(stop, res.stream), label_ + ": cudaEventRecord");
-        if (failed.isOk())
-          failed = cudaStatus(cudaEventSynchronize(stop), label_ + ": timing an attention engine");
-        float ms = 0;
-        if (failed.isOk())
-          failed = cudaStatus(cudaEventElapsedTime(&ms, start, stop), label_ + ": cudaEventElapsedTime");
-        times.push_back(ms);
-      }
-      if (!failed.isOk()) {
+      auto median = medianCandidateTime(res, start, stop, run, label_ + ": timing an attention engine");
+      if (!median.isOk()) {
         // An engine that cannot run is skipped; a sticky device error surfaces here.
-        lastError = failed.message();
+        lastError = median.status().message();
         KILN_RETURN_IF_ERROR(
             cudaStatus(cudaStreamSynchronize(res.stream), label_ + ": after a failed attention engine"));
         continue;
       }
-      std::sort(times.begin(), times.end());
-      timed.push_back({times[times.size() / 2], i});
+      timed.push_back({median.value(), i});
     }
     // Fastest first, ties to the heuristics' earlier rank: the same timings give the same pick.
     std::sort(timed.begin(), timed.end());

@@ -2,6 +2,8 @@
 
 #include "runtime/engine/GemmProblem.h"
 
+#include "runtime/engine/CandidateTiming.h"
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -262,7 +264,6 @@ StatusOr<TunedAlgorithm> GemmProblem::tune(const DeviceResources &res, uint64_t 
     return stopOr.status();
   cudaEvent_t start = startOr.value().get(), stop = stopOr.value().get();
 
-  constexpr int kWarmup = 2, kRepeats = 5;
   int best = -1;
   float bestMs = 0;
   std::string lastError;
@@ -270,31 +271,15 @@ StatusOr<TunedAlgorithm> GemmProblem::tune(const DeviceResources &res, uint64_t 
     const cublasLtMatmulHeuristicResult_t &r = results[static_cast<size_t>(i)];
     if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > limit)
       continue;
-    Status failed;
-    for (int w = 0; w < kWarmup && failed.isOk(); ++w)
-      failed = matmul(res, r.algo, r.workspaceSize);
-    std::vector<float> times;
-    for (int rep = 0; rep < kRepeats && failed.isOk(); ++rep) {
-      failed = cudaStatus(cudaEventRecord(start, res.stream), label_ + ": cudaEventRecord");
-      if (failed.isOk())
-        failed = matmul(res, r.algo, r.workspaceSize);
-      if (failed.isOk())
-        failed = cudaStatus(cudaEventRecord(stop, res.stream), label_ + ": cudaEventRecord");
-      if (failed.isOk())
-        failed = cudaStatus(cudaEventSynchronize(stop), label_ + ": timing a matmul candidate");
-      float ms = 0;
-      if (failed.isOk())
-        failed = cudaStatus(cudaEventElapsedTime(&ms, start, stop), label_ + ": cudaEventElapsedTime");
-      times.push_back(ms);
-    }
-    if (!failed.isOk()) {
+    auto timed = medianCandidateTime(
+        res, start, stop, [&] { return matmul(res, r.algo, r.workspaceSize); }, label_ + ": timing a matmul candidate");
+    if (!timed.isOk()) {
       // A candidate that cannot run is skipped; a sticky device error surfaces below.
-      lastError = failed.message();
+      lastError = timed.status().message();
       KILN_RETURN_IF_ERROR(cudaStatus(cudaStreamSynchronize(res.stream), label_ + ": after a failed matmul candidate"));
       continue;
     }
-    std::sort(times.begin(), times.end());
-    float median = times[times.size() / 2];
+    float median = timed.value();
     if (best < 0 || median < bestMs) { // strict '<': ties keep the earlier heuristic rank
       best = i;
       bestMs = median;

@@ -1,0 +1,31 @@
+//===- CandidateTiming.cpp - timing one tuning candidate -------------------===//
+
+#include "runtime/engine/CandidateTiming.h"
+
+#include "runtime/engine/CudaCheck.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace kiln::runtime {
+
+StatusOr<float> medianCandidateTime(const DeviceResources &res, cudaEvent_t start, cudaEvent_t stop,
+                                    const std::function<Status()> &run, const std::string &what) {
+  constexpr int kWarmup = 2, kRepeats = 5;
+  for (int w = 0; w < kWarmup; ++w)
+    KILN_RETURN_IF_ERROR(run());
+  std::vector<float> times;
+  for (int rep = 0; rep < kRepeats; ++rep) {
+    KILN_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(start, res.stream), what + ": cudaEventRecord"));
+    KILN_RETURN_IF_ERROR(run());
+    KILN_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(stop, res.stream), what + ": cudaEventRecord"));
+    KILN_RETURN_IF_ERROR(cudaStatus(cudaEventSynchronize(stop), what));
+    float ms = 0;
+    KILN_RETURN_IF_ERROR(cudaStatus(cudaEventElapsedTime(&ms, start, stop), what + ": cudaEventElapsedTime"));
+    times.push_back(ms);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+} // namespace kiln::runtime
