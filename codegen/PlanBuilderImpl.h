@@ -61,6 +61,7 @@ public:
   llvm::Error lowerConvTranspose(mlir::Operation *op);
   llvm::Error lowerMatMul(mlir::Operation *op);
   llvm::Error lowerGemm(mlir::Operation *op);
+  llvm::Error lowerAttention(mlir::Operation *op);
 
 private:
   llvm::Error lowerOp(mlir::Operation *op, int64_t index);
