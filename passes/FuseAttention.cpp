@@ -336,11 +336,11 @@ private:
     Value probs = p;
     if (WhereOp where = nanToZero(p)) {
       // torch's SDPA export: Where(IsNaN(p), 0, p) turns rows whose every key is masked (NaN
-      // from softmax over -inf) into zeros. kiln.attention gives NaN there, so this is only
-      // fused when it can be shown to change nothing, which a mask from the graph's inputs
-      // does not allow: the caller reports it.
+      // from softmax over -inf) into zeros; the caller keeps that (see zeroMaskedRows).
       whereAfterSoftmax = describeNode(where);
       probs = where.getOutput();
+      m.absorbed.insert(where);
+      m.absorbed.insert(where->getOperand(0).getDefiningOp());
     } else if (!p.hasOneUse()) {
       return std::nullopt;
     }
@@ -406,11 +406,6 @@ private:
     if (!found)
       return;
     Match &m = *found;
-    if (!whereAfterSoftmax.empty())
-      return remark(softmax, m,
-                    whereAfterSoftmax +
-                        " after the softmax zeroes rows whose every key is masked (Where(IsNaN)); the mask comes "
-                        "from the graph's inputs, so that cannot be shown to change nothing");
     mlir::Type element = typeOf(m.q).getElementType();
     if (!isHalf(element))
       return remark(softmax, m, "it runs in " + [&] {
@@ -482,6 +477,32 @@ private:
       for (int i = 0; i < 4; ++i)
         maskView.push_back(toRank4(full)[i] == 1 ? 0 : packed[i]);
     }
+    // Where(IsNaN(p), 0, p): with finite scores, p has NaN rows exactly where every key is
+    // masked with -inf. Without a mask there are none; with a mask whose values are never NaN
+    // or +inf, the rows are those whose mask row is all -inf, and the pass zeroes them after
+    // the step (zeroMaskedRows), whatever the step computes there.
+    std::optional<bool> resultBshd;
+    if (!whereAfterSoftmax.empty() && m.mask) {
+      if (!maskNeverNaNOrPosInf(m.mask))
+        return remark(softmax, m,
+                      whereAfterSoftmax + " zeroes the rows the mask masks entirely, and the mask's values are not "
+                                          "known to be finite or -inf (a Where between two such constants)");
+      llvm::ArrayRef<int64_t> ov = o->view;
+      bool offsetZero = ov[0] == 0 && typeOf(o->base).getNumElements() == B * H * Sq * Dv;
+      auto is = [&](std::array<int64_t, 4> want) {
+        for (int i = 0; i < 4; ++i)
+          if (oDims[i] > 1 && ov[i + 1] != want[i])
+            return false;
+        return offsetZero;
+      };
+      if (is({Sq * H * Dv, Dv, H * Dv, 1}))
+        resultBshd = true;
+      else if (is({H * Sq * Dv, Sq * Dv, Dv, 1}))
+        resultBshd = false;
+      else
+        return remark(softmax, m, whereAfterSoftmax + " zeroes masked rows, which needs the result packed as "
+                                                      "[b, s, h, d] or [b, h, s, d]");
+    }
     mlir::OpBuilder builder(m.pv);
     auto attention = AttentionOp::create(
         builder, m.pv.getLoc(), o->base.getType(), q->base, k.base, v->base, mask,
@@ -490,7 +511,80 @@ private:
         builder.getDenseI64ArrayAttr(v->view), builder.getDenseI64ArrayAttr(o->view),
         mask ? builder.getDenseI64ArrayAttr(maskView) : mlir::DenseI64ArrayAttr());
     o->base.replaceAllUsesWith(attention.getOutput());
+    if (resultBshd)
+      zeroMaskedRows(attention, m.mask, *resultBshd);
     eraseDead(m.absorbed);
+  }
+
+  /// Whether every value of `mask` is finite (up to f16's largest) or -inf: a cast, reshape or
+  /// expand of Where(c, a, b) with a and b such constants (BERT's Where(mask, 0, -inf)).
+  static bool maskNeverNaNOrPosInf(Value mask) {
+    while (Operation *op = mask.getDefiningOp()) {
+      if (!llvm::isa<CastOp, ReshapeOp, ExpandOp, TransposeOp>(op))
+        break;
+      mask = op->getOperand(0);
+    }
+    auto where = mask.getDefiningOp<WhereOp>();
+    if (!where)
+      return false;
+    for (Value branch : {where.getX(), where.getY()}) {
+      std::optional<double> c = scalarConstant(branch);
+      if (!c || std::isnan(*c) || *c > 65504.0)
+        return false;
+    }
+    return true;
+  }
+
+  /// What Where(IsNaN(p), 0, p) did, after the step: the rows of its result whose mask row is
+  /// all -inf become zero. all = IsInf(ReduceMax(mask, last axis)) once per mask; the result
+  /// (packed [b, s, h, d] when `bshd`, else [b, h, s, d]) is selected through reshapes, which
+  /// codegen makes views.
+  void zeroMaskedRows(AttentionOp attention, Value mask, bool bshd) {
+    mlir::Location loc = attention.getLoc();
+    llvm::ArrayRef<int64_t> d = attention.getDims();
+    int64_t B = d[0], H = d[1], Sq = d[2], Dv = d[5];
+    llvm::SmallVector<int64_t, 4> ms = toRank4(typeOf(mask).getShape());
+    Value all = maskedRows_.lookup(mask);
+    mlir::OpBuilder builder(mask.getContext());
+    if (!all) {
+      if (Operation *def = mask.getDefiningOp())
+        builder.setInsertionPointAfter(def);
+      else
+        builder.setInsertionPointToStart(llvm::cast<mlir::BlockArgument>(mask).getOwner());
+      mlir::Type element = typeOf(mask).getElementType();
+      Value four = mask;
+      if (typeOf(mask).getRank() != 4)
+        four = ReshapeOp::create(builder, mask.getLoc(), RankedTensorType::get(ms, element), mask);
+      auto axesType = RankedTensorType::get({1}, builder.getI64Type());
+      Value axes = ConstantOp::create(builder, mask.getLoc(), axesType,
+                                      mlir::DenseElementsAttr::get(axesType, llvm::ArrayRef<int64_t>{3}));
+      auto rowType = RankedTensorType::get({ms[0], ms[1], ms[2], 1}, element);
+      Value max = ReduceMaxOp::create(builder, mask.getLoc(), rowType, four, axes, builder.getBoolAttr(true),
+                                      builder.getBoolAttr(false));
+      all = IsInfOp::create(builder, mask.getLoc(), rowType.clone(builder.getI1Type()), max,
+                            builder.getBoolAttr(true), builder.getBoolAttr(false));
+      maskedRows_[mask] = all;
+    }
+    builder.setInsertionPointAfter(attention);
+    auto i1 = builder.getI1Type();
+    Value rows = all; // [mb, mh, Sq|1, 1]
+    if (bshd) {
+      auto type = RankedTensorType::get({ms[0], ms[2], ms[1], 1}, i1);
+      if (ms[1] > 1)
+        rows = TransposeOp::create(builder, loc, type, rows, builder.getDenseI64ArrayAttr({0, 2, 1, 3})).getResult();
+      else if (type != rows.getType())
+        rows = ReshapeOp::create(builder, loc, type, rows).getResult();
+    }
+    RankedTensorType resultType = typeOf(attention.getOutput());
+    mlir::Type element = resultType.getElementType();
+    auto fourType = RankedTensorType::get(bshd ? llvm::ArrayRef<int64_t>{B, Sq, H, Dv} : llvm::ArrayRef<int64_t>{B, H, Sq, Dv},
+                                          element);
+    auto four = ReshapeOp::create(builder, loc, fourType, attention.getOutput());
+    auto scalar = RankedTensorType::get({}, element);
+    Value zero = ConstantOp::create(builder, loc, scalar, llvm::cast<mlir::ElementsAttr>(builder.getZeroAttr(scalar)));
+    Value selected = WhereOp::create(builder, loc, fourType, rows, zero, four);
+    Value result = ReshapeOp::create(builder, loc, resultType, selected);
+    attention.getOutput().replaceAllUsesExcept(result, four);
   }
 
   /// `mask` as [mb, mh, Sq, Skv] (a reshape to rank 4 is a view; the expand a kernel), one per
@@ -532,6 +626,8 @@ private:
   }
 
   llvm::DenseMap<std::pair<Value, std::pair<int64_t, int64_t>>, Value> expanded_;
+  llvm::DenseMap<Value, Value> maskedRows_; // mask → its all-masked rows
+
 };
 
 } // namespace

@@ -99,14 +99,15 @@ func.func @head_dim_12(%q: tensor<1x2x8x12xbf16>, %kt: tensor<1x2x12x8xbf16>, %v
 
 // -----
 
-// torch's SDPA export zeroes fully masked rows after the softmax (Where(IsNaN(p), 0, p));
-// kiln.attention gives NaN there, and a mask from the graph's inputs can mask a whole row, so
-// this stays unfused with a remark.
+// torch's SDPA export zeroes fully masked rows after the softmax (Where(IsNaN(p), 0, p)).
+// With a mask whose values are unknown (a graph input: it may hold NaN or +inf, which make rows
+// NaN too) the rows cannot be told apart: unfused, with a remark.
 // CHECK-LABEL: func.func @where_after_softmax
 // CHECK-NOT: kiln.attention
-// DIAG: m.onnx:3:0: remark: attention not fused (with node 'qk' (MatMul) and node 'pv' (MatMul)): node 'nan' (Where) after the softmax
-func.func @where_after_softmax(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>, %v: tensor<1x2x8x16xbf16>, %mask: tensor<1x1x8x8xbf16>) -> tensor<1x2x8x16xbf16> {
+// DIAG: m.onnx:3:0: remark: attention not fused (with node 'qk' (MatMul) and node 'pv' (MatMul)): node 'nan' (Where) zeroes the rows the mask masks entirely, and the mask's values are not known
+func.func @where_after_softmax(%q: tensor<1x2x8x16xbf16>, %k: tensor<1x2x8x16xbf16>, %v: tensor<1x2x8x16xbf16>, %mask: tensor<1x1x8x8xbf16>) -> tensor<1x2x8x16xbf16> {
   %zero = kiln.constant dense<0.0> : tensor<1xbf16>
+  %kt = kiln.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x8x16xbf16>) -> tensor<1x2x16x8xbf16>
   %s = kiln.matmul %q, %kt : (tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>) -> tensor<1x2x8x8xbf16> loc(fused<"MatMul">["qk"("m.onnx":1:0)])
   %a = kiln.add %s, %mask : (tensor<1x2x8x8xbf16>, tensor<1x1x8x8xbf16>) -> tensor<1x2x8x8xbf16>
   %p = kiln.softmax %a {axis = 3 : i64} : tensor<1x2x8x8xbf16> loc(fused<"Softmax">["sm"("m.onnx":3:0)])
@@ -114,4 +115,41 @@ func.func @where_after_softmax(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xb
   %w = kiln.where %n, %zero, %p : (tensor<1x2x8x8xi1>, tensor<1xbf16>, tensor<1x2x8x8xbf16>) -> tensor<1x2x8x8xbf16> loc(fused<"Where">["nan"("m.onnx":5:0)])
   %o = kiln.matmul %w, %v : (tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16> loc(fused<"MatMul">["pv"("m.onnx":4:0)])
   return %o : tensor<1x2x8x16xbf16>
+}
+
+// -----
+
+// The same with BERT's mask, Where(mask, 0, -inf): its values are 0 or -inf, so p's NaN rows are
+// exactly the rows whose mask is all -inf. Fused; those rows are zeroed after the step by
+// Where(IsInf(ReduceMax(mask)), 0, o) on the result viewed as [b, s, h, d].
+// CHECK-LABEL: func.func @sdpa_where
+// CHECK: %[[MAX:.*]] = kiln.reduce_max %[[MASK:.*]] axes %{{.*}} : (tensor<1x1x8x8xbf16>, tensor<1xi64>) -> tensor<1x1x8x1xbf16>
+// CHECK: %[[ALL:.*]] = kiln.is_inf %[[MAX]] {detect_positive = false}
+// CHECK: %[[O:.*]] = kiln.attention %arg0, %arg1, %arg2, %[[MASK]] {{.*}} -> tensor<1x8x32xbf16>
+// CHECK: %[[ROWS:.*]] = kiln.reshape %[[ALL]] : tensor<1x1x8x1xi1> to tensor<1x8x1x1xi1>
+// CHECK: %[[O4:.*]] = kiln.reshape %[[O]] : tensor<1x8x32xbf16> to tensor<1x8x2x16xbf16>
+// CHECK: %[[W:.*]] = kiln.where %[[ROWS]], %{{.*}}, %[[O4]]
+// CHECK: %[[R:.*]] = kiln.reshape %[[W]] : tensor<1x8x2x16xbf16> to tensor<1x8x32xbf16>
+// CHECK: return %[[R]]
+func.func @sdpa_where(%x: tensor<1x8x32xbf16>, %y: tensor<1x8x32xbf16>, %z: tensor<1x8x32xbf16>, %b: tensor<1x1x8x8xi1>) -> tensor<1x8x32xbf16> {
+  %zero = kiln.constant dense<0.0> : tensor<1xbf16>
+  %zf = kiln.constant dense<0.0> : tensor<1xf32>
+  %ninf = kiln.constant dense<0xFF800000> : tensor<1xf32>
+  %mf = kiln.where %b, %zf, %ninf : (tensor<1x1x8x8xi1>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x1x8x8xf32>
+  %mask = kiln.cast %mf : tensor<1x1x8x8xf32> to tensor<1x1x8x8xbf16>
+  %q0 = kiln.reshape %x : tensor<1x8x32xbf16> to tensor<1x8x2x16xbf16>
+  %q = kiln.transpose %q0 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x2x16xbf16>) -> tensor<1x2x8x16xbf16>
+  %k0 = kiln.reshape %y : tensor<1x8x32xbf16> to tensor<1x8x2x16xbf16>
+  %kt = kiln.transpose %k0 {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x2x16xbf16>) -> tensor<1x2x16x8xbf16>
+  %v0 = kiln.reshape %z : tensor<1x8x32xbf16> to tensor<1x8x2x16xbf16>
+  %v = kiln.transpose %v0 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x2x16xbf16>) -> tensor<1x2x8x16xbf16>
+  %s = kiln.matmul %q, %kt : (tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>) -> tensor<1x2x8x8xbf16>
+  %a = kiln.add %s, %mask : (tensor<1x2x8x8xbf16>, tensor<1x1x8x8xbf16>) -> tensor<1x2x8x8xbf16>
+  %p = kiln.softmax %a {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %n = kiln.is_nan %p : tensor<1x2x8x8xbf16> -> tensor<1x2x8x8xi1>
+  %w = kiln.where %n, %zero, %p : (tensor<1x2x8x8xi1>, tensor<1xbf16>, tensor<1x2x8x8xbf16>) -> tensor<1x2x8x8xbf16>
+  %o = kiln.matmul %w, %v : (tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
+  %ot = kiln.transpose %o {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x8x16xbf16>) -> tensor<1x8x2x16xbf16>
+  %r = kiln.reshape %ot : tensor<1x8x2x16xbf16> to tensor<1x8x32xbf16>
+  return %r : tensor<1x8x32xbf16>
 }
