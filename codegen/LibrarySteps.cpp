@@ -31,6 +31,8 @@ TensorDesc constantInts(std::vector<int64_t> values) {
 /// Types the library steps run; others stay in the interpreter for now.
 bool isLibraryFloat(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
 
+} // namespace
+
 /// The operand types a cuBLASLt step takes (Plan.h's GemmStep): A and B one library float, the
 /// result A's type or f32, a C operand the result's. nullopt when they fit, else why not.
 std::optional<std::string> gemmTypeProblem(DType a, DType b, DType result, std::optional<DType> c) {
@@ -44,8 +46,6 @@ std::optional<std::string> gemmTypeProblem(DType a, DType b, DType result, std::
     return "the C operand (" + name(*c) + ") must have the result's type (" + name(result) + ")";
   return std::nullopt;
 }
-
-} // namespace
 
 //===-- Convolution -------------------------------------------------------===//
 

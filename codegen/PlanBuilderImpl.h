@@ -22,6 +22,9 @@
 
 namespace kiln::codegen {
 
+/// Why cuBLASLt cannot run a product of these operand, result and C types, if it cannot.
+std::optional<std::string> gemmTypeProblem(DType a, DType b, DType result, std::optional<DType> c);
+
 class PlanBuilderImpl {
 public:
   explicit PlanBuilderImpl(const CompileOptions &options) : options_(options) {}
@@ -61,6 +64,8 @@ public:
   llvm::Error lowerConvTranspose(mlir::Operation *op);
   llvm::Error lowerMatMul(mlir::Operation *op);
   llvm::Error lowerGemm(mlir::Operation *op);
+  /// A `gemm` kiln.fusion_group as one GemmStep with its epilogue (GemmGroupLowering.cpp).
+  llvm::Error lowerGemmGroup(mlir::Operation *op);
   llvm::Error lowerAttention(mlir::Operation *op);
 
 private:

@@ -36,10 +36,40 @@ std::string shapeText(llvm::ArrayRef<int64_t> shape) {
   return text + "]";
 }
 
+/// A gemm group: one matmul of a 2-d right operand, then only what a cuBLASLt epilogue does
+/// (bias row and residual adds, one ReLU or tanh GELU) and casts.
+LogicalResult verifyGemmBody(FusionGroupOp group) {
+  Block &block = group.getBody().front();
+  Operation *matmul = nullptr;
+  for (Operation &op : block.without_terminator()) {
+    if (auto product = llvm::dyn_cast<MatMulOp>(op)) {
+      if (matmul)
+        return op.emitOpError() << "is the second matmul of a gemm fusion group; a group has one";
+      if (llvm::cast<RankedTensorType>(product.getRhs().getType()).getRank() != 2)
+        return op.emitOpError() << "in a gemm fusion group must have a 2-d right operand (a weight)";
+      matmul = &op;
+      continue;
+    }
+    bool epilogue = llvm::isa<CastOp, AddOp, ReluOp>(op);
+    if (auto gelu = llvm::dyn_cast<GeluOp>(op))
+      epilogue = gelu.getApproximate() == "tanh";
+    if (!epilogue)
+      return op.emitOpError() << "cannot be in a gemm fusion group: its epilogue holds bias and residual adds, "
+                                 "relu, tanh gelu and casts";
+  }
+  if (!matmul)
+    return group.emitOpError() << "a gemm fusion group holds one kiln.matmul";
+  return success();
+}
+
 } // namespace
 
 Operation *FusionGroupOp::getRoot() {
   Block &block = getBody().front();
+  if (getKind() == "gemm")
+    for (Operation &op : block)
+      if (llvm::isa<MatMulOp>(op))
+        return &op;
   auto yield = llvm::dyn_cast<YieldOp>(block.getTerminator());
   if (!yield || yield.getValues().empty())
     return nullptr;
@@ -67,7 +97,9 @@ LogicalResult FusionGroupOp::verify() {
     return emitOpError() << "kiln.yield gives " << yield.getValues().size()
                          << " values whose types differ from the group's results";
   if (getNumResults() != 1)
-    return emitOpError() << "an elementwise group has one result, got " << getNumResults();
+    return emitOpError() << "a fusion group has one result, got " << getNumResults();
+  if (getKind() == "gemm")
+    return verifyGemmBody(*this);
   auto resultShape = llvm::cast<RankedTensorType>(getResult(0).getType()).getShape();
   for (Operation &op : block.without_terminator()) {
     if (!isElementwiseMap(&op))

@@ -711,7 +711,7 @@ def Kiln_DequantizeOp : Kiln_Op<"dequantize", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, SingleBlock]> {
-  let summary = "ops that run as one step (today: one generated elementwise kernel)";
+  let summary = "ops that run as one step: a generated kernel or a library call with its epilogue";
   let description = [{
     Formed by `kiln-form-fusion-groups` the way IREE forms dispatch regions. The body is one
     block whose arguments are the group's inputs (same types, in order) and which ends in
@@ -719,9 +719,13 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
     are inputs, so codegen sees every tensor a step touches as an operand.
 
     `kind` says what the group may hold and how codegen runs it:
-     * `elementwise` (the only kind so far): ops with the ElementwiseMap trait only, one
-       result, every value's shape broadcasting to the result's; one generated kernel computes
-       the whole expression per result element.
+     * `elementwise`: ops with the ElementwiseMap trait only, one result, every value's shape
+       broadcasting to the result's; one generated kernel computes the whole expression per
+       result element.
+     * `gemm`: one `kiln.matmul` of a 2-d right operand (a linear layer's weight) and its
+       epilogue, in this order: `kiln.add` of a bias row (`[N]`) and/or of a residual of the
+       result's shape, then at most one `kiln.relu` or tanh `kiln.gelu`, then the rounding
+       cast; one cuBLASLt matmul with its bias/activation epilogue and the residual as C.
 
     Rounding: inside a group every computed value stays in fp32 (f64 and integers in their own
     type); values of f16/bf16 are widened by explicit `kiln.cast`s at the group's inputs and
@@ -741,7 +745,7 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
     }
     ```
   }];
-  let arguments = (ins ConfinedAttr<StrAttr, [Kiln_OneOf<["elementwise"]>]>:$kind,
+  let arguments = (ins ConfinedAttr<StrAttr, [Kiln_OneOf<["elementwise", "gemm"]>]>:$kind,
                        Variadic<Kiln_Tensor>:$inputs);
   let results = (outs Variadic<Kiln_Tensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);
@@ -750,8 +754,8 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The op of the body that gives the group its kind and name: for an elementwise group,
-    /// the last op before the rounding cast that feeds `kiln.yield`.
+    /// The op of the body that gives the group its kind and name: the matmul of a gemm group;
+    /// for an elementwise group, the last op before the rounding cast that feeds `kiln.yield`.
     ::mlir::Operation *getRoot();
   }];
 }

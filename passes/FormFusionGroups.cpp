@@ -1,6 +1,8 @@
 //===- FormFusionGroups.cpp - elementwise chains into kiln.fusion_group ----===//
 //
-// Walks the function from its last op to its first. Each elementwise op not yet in a group
+// Linear layers first: each kiln.matmul of a 2-d weight takes the epilogue a cuBLASLt matmul
+// can run (bias row, residual, ReLU or tanh GELU) into a `gemm` group. Then the function is
+// walked from its last op to its first: each elementwise op not yet in a group
 // becomes the root of a candidate group, which absorbs producers that are elementwise too and
 // whose every use is already inside the group (so no value a group computes is needed
 // outside it: a group has one result and one kernel computes it). A candidate of one op stays
@@ -69,6 +71,18 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     for (Operation &op : body)
       order.push_back(&op);
     llvm::DenseSet<Operation *> taken;
+    // Linear layers first: a matmul takes its epilogue before elementwise groups could.
+    for (Operation *op : order) {
+      auto matmul = llvm::dyn_cast<MatMulOp>(op);
+      if (!matmul)
+        continue;
+      llvm::SetVector<Operation *> members = collectEpilogue(matmul);
+      if (members.size() < 2)
+        continue;
+      for (Operation *member : members)
+        taken.insert(member);
+      formGroup(members.back(), members, "gemm", matmul);
+    }
     for (Operation *root : llvm::reverse(order)) {
       if (taken.contains(root) || !isFusible(root))
         continue;
@@ -77,8 +91,52 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
         continue;
       for (Operation *member : members)
         taken.insert(member);
-      formGroup(root, members);
+      formGroup(root, members, "elementwise", nullptr);
     }
+  }
+
+  /// The matmul and the ops a cuBLASLt epilogue can take over from it, in order:
+  /// act(matmul + bias + residual), each add optional and in either order, one ReLU or tanh
+  /// GELU. Each link has one use (its value is not needed outside), operands of the matmul's
+  /// element type (cuBLASLt's bias and C have the output's type); the right operand is a 2-d
+  /// weight, so the product is one (batch x M) x K x N matmul.
+  llvm::SetVector<Operation *> collectEpilogue(MatMulOp matmul) {
+    llvm::SetVector<Operation *> members;
+    auto lhs = llvm::cast<RankedTensorType>(matmul.getLhs().getType());
+    auto rhs = llvm::cast<RankedTensorType>(matmul.getRhs().getType());
+    auto result = llvm::cast<RankedTensorType>(matmul.getResult().getType());
+    if (rhs.getRank() != 2 || lhs.getRank() < 2 || !result.hasStaticShape() || !(result.getElementType().isF32() || isNarrowFloat(result.getElementType())))
+      return members;
+    members.insert(matmul);
+    int64_t n = result.getShape().back();
+    bool bias = false, residual = false;
+    Value current = matmul.getResult();
+    while (current.hasOneUse()) {
+      Operation *user = *current.getUsers().begin();
+      if (auto add = llvm::dyn_cast<AddOp>(user)) {
+        Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
+        auto type = llvm::cast<RankedTensorType>(other.getType());
+        if (other == current || type.getElementType() != result.getElementType() ||
+            add.getResult().getType() != result)
+          break;
+        bool isRow = type.getNumElements() == n && type.getRank() >= 1 && type.getShape().back() == n &&
+                     type.getRank() <= result.getRank();
+        if (isRow && !bias)
+          bias = true;
+        else if (type == result && !residual)
+          residual = true;
+        else
+          break;
+        members.insert(add);
+        current = add.getResult();
+        continue;
+      }
+      auto gelu = llvm::dyn_cast<GeluOp>(user);
+      if (llvm::isa<ReluOp>(user) || (gelu && gelu.getApproximate() == "tanh"))
+        members.insert(user);
+      break;
+    }
+    return members;
   }
 
   /// The root and the producers it can absorb, to a fixed point: a producer joins once all its
@@ -110,7 +168,10 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     return members;
   }
 
-  void formGroup(Operation *root, const llvm::SetVector<Operation *> &members) {
+  /// Replaces `members` (ending in `root`, whose result the group gives) by one group of
+  /// `kind`, named after `named` (or, when null, the op computing the root's value).
+  void formGroup(Operation *root, const llvm::SetVector<Operation *> &members, llvm::StringRef kind,
+                 Operation *named) {
     // Members in block order (producers first); inputs in order of first use.
     llvm::SmallVector<Operation *> ordered(members.begin(), members.end());
     llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
@@ -122,10 +183,12 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
 
     // The group takes its name (the first ONNX node of its location) from the op that computes
     // its result: the root, or the op before the root when the root is a cast that rounds it.
-    Operation *named = root;
-    if (auto cast = llvm::dyn_cast<CastOp>(root))
-      if (Operation *input = cast.getInput().getDefiningOp(); input && members.contains(input))
-        named = input;
+    if (!named) {
+      named = root;
+      if (auto cast = llvm::dyn_cast<CastOp>(root))
+        if (Operation *input = cast.getInput().getDefiningOp(); input && members.contains(input))
+          named = input;
+    }
     mlir::MLIRContext *context = root->getContext();
     llvm::SmallVector<mlir::Location> locations{named->getLoc()};
     for (Operation *member : ordered)
@@ -134,7 +197,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     mlir::Location loc = mlir::FusedLoc::get(context, locations, mlir::StringAttr::get(context, "kiln.fusion_group"));
 
     mlir::OpBuilder builder(root);
-    auto group = FusionGroupOp::create(builder, loc, root->getResultTypes(), builder.getStringAttr("elementwise"),
+    auto group = FusionGroupOp::create(builder, loc, root->getResultTypes(), builder.getStringAttr(kind),
                                                inputs.getArrayRef());
     mlir::Block *block = builder.createBlock(&group.getBody());
     // Each value of the body in the type the group computes it in; narrow values also in their

@@ -76,6 +76,27 @@ def cases():
             f"%y = kiln.layer_norm %x, %g, %b {{axis = 1 : i64}} : ({t}, {tw}, {tw}) -> {t}",
             [("x", [5, n], "f32"), ("g", [n], "f32"), ("b", [n], "f32")], t)))
     out += fused_cases()
+    out += gemm_group_cases()
+    return out
+
+
+def gemm_group_cases():
+    """Linear layers with their epilogue as one cuBLASLt matmul (a gemm fusion group) against the
+    interpreter evaluating the group's body (f32 math from the operands, one rounding)."""
+    out = []
+    for elem, (b, m, k, n), act in [("f32", (2, 37, 65, 33), "relu"), ("f16", (1, 64, 128, 256), "relu"),
+                                    ("f16", (3, 5, 72, 40), "gelu"), ("f32", (1, 1, 7, 9), "")]:
+        tx, tw, tb, ty = (shape_text(s, elem) for s in ([b, m, k], [k, n], [n], [b, m, n]))
+        body = (f"%p = kiln.matmul %x, %w : ({tx}, {tw}) -> {ty}\n  %a = kiln.add %p, %b : ({ty}, {tb}) -> {ty}\n"
+                f"  %s = kiln.add %r, %a : ({ty}, {ty}) -> {ty}")
+        if act == "relu":
+            body += f"\n  %y = kiln.relu %s : {ty}"
+        elif act == "gelu":
+            body += f"\n  %y = kiln.gelu %s {{approximate = \"tanh\"}} : {ty}"
+        else:
+            body = body.replace("%s = kiln.add", "%y = kiln.add")
+        inputs = [("x", [b, m, k], elem), ("w", [k, n], elem), ("b", [n], elem), ("r", [b, m, n], elem)]
+        out.append((f"gemm_group_{act or 'bias'}_{elem}_{b}x{m}x{k}x{n}", (body, inputs, ty)))
     return out
 
 
@@ -133,6 +154,10 @@ def tolerance(name):
         return 1e-3, 1e-3
     if name.startswith("fused"):
         return 1e-5, 1e-6
+    if name.startswith("gemm_group"):
+        # Sums of up to 128 products of values in [-4, 4]: the interpreter accumulates in
+        # double, cuBLASLt in fp32 (strict for these fp32 plans) in another order.
+        return (4e-3, 4e-2) if "f16" in name else (1e-5, 1e-4)
     if name.startswith(("exp", "softmax", "layer_norm", "reduce", "row_add", "bias_add", "add", "mul", "channel_mul",
                         "plane_add")):
         return 1e-5, 1e-6

@@ -51,7 +51,7 @@ func.func @yield_types(%x: tensor<4x8xf32>) -> tensor<4x8xbf16> {
 // -----
 
 func.func @unknown_kind(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{attribute 'kind' failed to satisfy constraint: string attribute one of: elementwise}}
+  // expected-error @+1 {{attribute 'kind' failed to satisfy constraint: string attribute one of: elementwise, gemm}}
   %g = kiln.fusion_group "conv"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     %r = kiln.relu %a : tensor<4x8xf32>
@@ -65,4 +65,30 @@ func.func @unknown_kind(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 func.func @yield_outside(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{'kiln.yield' op expects parent op 'kiln.fusion_group'}}
   kiln.yield %x : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @gemm_with_softmax(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %g = kiln.fusion_group "gemm"(%x, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>):
+    %m = kiln.matmul %a, %b : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    // expected-error @+1 {{'kiln.softmax' op cannot be in a gemm fusion group}}
+    %s = kiln.softmax %m {axis = 1 : i64} : tensor<4x8xf32>
+    kiln.yield %s : tensor<4x8xf32>
+  }
+  return %g : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @gemm_batched_weight(%x: tensor<2x4x8xf32>, %w: tensor<2x8x8xf32>) -> tensor<2x4x8xf32> {
+  %g = kiln.fusion_group "gemm"(%x, %w) : (tensor<2x4x8xf32>, tensor<2x8x8xf32>) -> tensor<2x4x8xf32> {
+  ^bb0(%a: tensor<2x4x8xf32>, %b: tensor<2x8x8xf32>):
+    // expected-error @+1 {{'kiln.matmul' op in a gemm fusion group must have a 2-d right operand (a weight)}}
+    %m = kiln.matmul %a, %b : (tensor<2x4x8xf32>, tensor<2x8x8xf32>) -> tensor<2x4x8xf32>
+    %r = kiln.relu %m : tensor<2x4x8xf32>
+    kiln.yield %r : tensor<2x4x8xf32>
+  }
+  return %g : tensor<2x4x8xf32>
 }

@@ -109,3 +109,50 @@ func.func @explicit_cast(%x: tensor<8xf32>) -> tensor<8xbf16> {
   %r = kiln.relu %c : tensor<8xbf16>
   return %r : tensor<8xbf16>
 }
+
+// -----
+
+// A linear layer: matmul of a 2-d weight, bias row, residual and ReLU become one gemm group
+// (cuBLASLt: D = relu(A x B + C + bias)). The GELU chain after another linear layer's bias is
+// erf-based, which no epilogue computes: that matmul takes only its bias, and the chain forms an
+// elementwise group.
+// CHECK-LABEL: func.func @linear_layers
+// CHECK: %[[L:.*]] = kiln.fusion_group "gemm"(%arg0, %{{.*}}, %{{.*}}, %arg1) : (tensor<2x5x16xf32>, tensor<16x8xf32>, tensor<8xf32>, tensor<2x5x8xf32>) -> tensor<2x5x8xf32>
+// CHECK: kiln.matmul
+// CHECK: kiln.add
+// CHECK: kiln.add
+// CHECK: kiln.relu
+// CHECK: kiln.yield
+// CHECK: %[[F:.*]] = kiln.fusion_group "gemm"(%[[L]], {{.*}}) : (tensor<2x5x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<2x5x8xf32>
+// CHECK: kiln.fusion_group "elementwise"(%[[F]])
+// CHECK: kiln.erf
+func.func @linear_layers(%x: tensor<2x5x16xf32>, %r: tensor<2x5x8xf32>) -> tensor<2x5x8xf32> {
+  %w = kiln.constant dense<0.5> : tensor<16x8xf32>
+  %b = kiln.constant dense<0.25> : tensor<8xf32>
+  %m = kiln.matmul %x, %w : (tensor<2x5x16xf32>, tensor<16x8xf32>) -> tensor<2x5x8xf32>
+  %a = kiln.add %m, %b : (tensor<2x5x8xf32>, tensor<8xf32>) -> tensor<2x5x8xf32>
+  %s = kiln.add %r, %a : (tensor<2x5x8xf32>, tensor<2x5x8xf32>) -> tensor<2x5x8xf32>
+  %y = kiln.relu %s : tensor<2x5x8xf32>
+  %w2 = kiln.constant dense<0.125> : tensor<8x8xf32>
+  %m2 = kiln.matmul %y, %w2 : (tensor<2x5x8xf32>, tensor<8x8xf32>) -> tensor<2x5x8xf32>
+  %a2 = kiln.add %m2, %b : (tensor<2x5x8xf32>, tensor<8xf32>) -> tensor<2x5x8xf32>
+  %e = kiln.erf %a2 : tensor<2x5x8xf32>
+  %g = kiln.mul %a2, %e : (tensor<2x5x8xf32>, tensor<2x5x8xf32>) -> tensor<2x5x8xf32>
+  return %g : tensor<2x5x8xf32>
+}
+
+// -----
+
+// A batched matmul of two activations (attention scores) is no linear layer: no gemm group, and
+// a matmul whose value is needed elsewhere keeps it.
+// CHECK-LABEL: func.func @not_linear
+// CHECK-NOT: kiln.fusion_group "gemm"
+func.func @not_linear(%q: tensor<2x4x8xf32>, %k: tensor<2x8x4xf32>, %x: tensor<3x8xf32>) -> (tensor<2x4x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) {
+  %b = kiln.constant dense<0.25> : tensor<4xf32>
+  %s = kiln.matmul %q, %k : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %t = kiln.add %s, %b : (tensor<2x4x4xf32>, tensor<4xf32>) -> tensor<2x4x4xf32>
+  %w = kiln.constant dense<0.5> : tensor<8x4xf32>
+  %m = kiln.matmul %x, %w : (tensor<3x8xf32>, tensor<8x4xf32>) -> tensor<3x4xf32>
+  %a = kiln.add %m, %b : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  return %t, %a, %m : tensor<2x4x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>
+}

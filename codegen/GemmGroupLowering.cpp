@@ -1,0 +1,114 @@
+//===- GemmGroupLowering.cpp - a gemm fusion group as one cuBLASLt matmul --===//
+//
+// A `gemm` kiln.fusion_group (passes/FormFusionGroups.cpp) is a matmul of a 2-d weight and the
+// epilogue cuBLASLt runs in the same call:
+//   D = act(A x B + C + bias)       (C: a residual of D's shape, bias: one row of N)
+// The body computes this in f32 from widened inputs and rounds once, which is what cuBLASLt does
+// with fp32 compute: accumulate, add C and the bias, apply the activation, round to D's type.
+// Here the body is read back into one GemmStep: each body value is traced to the group input it
+// widens, and every step operand is that input's buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/OpDescription.h"
+#include "codegen/PlanBuilderImpl.h"
+
+#include "ir/KilnOps.h"
+
+namespace kiln::codegen {
+
+namespace {
+
+/// The group input `value` is (or widens by a cast), or an error naming the group.
+llvm::Expected<unsigned> groupInputOf(FusionGroupOp group, mlir::Value value) {
+  if (auto cast = value.getDefiningOp<CastOp>())
+    value = cast.getInput();
+  if (auto argument = llvm::dyn_cast<mlir::BlockArgument>(value))
+    if (argument.getOwner() == &group.getBody().front())
+      return argument.getArgNumber();
+  return opError(group, "internal: a gemm group's matmul or epilogue reads a value computed inside the group");
+}
+
+} // namespace
+
+llvm::Error PlanBuilderImpl::lowerGemmGroup(mlir::Operation *operation) {
+  auto group = llvm::cast<FusionGroupOp>(operation);
+  auto matmul = llvm::dyn_cast_or_null<MatMulOp>(group.getRoot());
+  if (!matmul)
+    return opError(operation, "internal: a gemm group without its matmul");
+  auto result = describeValue(group.getResult(0));
+  if (!result)
+    return opError(operation, llvm::toString(result.takeError()));
+  std::string name = nodeName(operation);
+
+  auto inputBuffer = [&](mlir::Value value) -> llvm::Expected<std::pair<uint32_t, TensorDesc>> {
+    auto index = groupInputOf(group, value);
+    if (!index)
+      return index.takeError();
+    mlir::Value input = group.getInputs()[*index];
+    auto desc = describeValue(input);
+    if (!desc)
+      return opError(operation, llvm::toString(desc.takeError()));
+    auto buffer = bufferFor(input);
+    if (!buffer)
+      return buffer.takeError();
+    return std::make_pair(*buffer, *desc);
+  };
+  auto a = inputBuffer(matmul.getLhs());
+  if (!a)
+    return a.takeError();
+  auto b = inputBuffer(matmul.getRhs());
+  if (!b)
+    return b.takeError();
+  const TensorDesc &aDesc = a->second, &bDesc = b->second;
+  if (aDesc.shape.size() < 2 || bDesc.shape.size() != 2)
+    return opError(operation, "internal: a gemm group's matmul takes a matrix (or a batch of rows) and a 2-d weight");
+
+  plan::GemmStep step;
+  step.math = mathFor(matmul);
+  step.k = aDesc.shape.back();
+  step.n = bDesc.shape.back();
+  step.m = 1;
+  for (size_t d = 0; d + 1 < aDesc.shape.size(); ++d)
+    step.m *= aDesc.shape[d]; // batch rows are contiguous: one (batch x M) x K x N product
+  step.a = a->first;
+  step.b = b->first;
+  std::optional<DType> cType;
+
+  // The epilogue, in body order after the matmul.
+  mlir::Value current = matmul.getResult();
+  for (mlir::Operation &op : group.getBody().front().without_terminator()) {
+    if (auto add = llvm::dyn_cast<AddOp>(op)) {
+      mlir::Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
+      auto operand = inputBuffer(other);
+      if (!operand)
+        return operand.takeError();
+      if (operand->second.numElements() == step.n && !step.bias) {
+        step.bias = operand->first;
+        if (operand->second.dtype != result->dtype)
+          return opError(operation, "the bias of a gemm group must have the result's element type (cuBLASLt)");
+      } else if (operand->second.shape == result->shape && !step.c) {
+        step.c = operand->first;
+        step.beta = 1.0f;
+        cType = operand->second.dtype;
+      } else {
+        return opError(operation, "internal: a gemm group adds a value that is neither its bias row nor a residual");
+      }
+      current = add.getResult();
+    } else if (llvm::isa<ReluOp>(op)) {
+      step.activation = plan::Activation::Relu;
+      current = op.getResult(0);
+    } else if (llvm::isa<GeluOp>(op)) {
+      step.activation = plan::Activation::Gelu; // the verifier admits only the tanh approximation
+      current = op.getResult(0);
+    }
+  }
+  if (auto problem = gemmTypeProblem(aDesc.dtype, bDesc.dtype, result->dtype, cType))
+    return opError(operation, *problem);
+  step.strideD = step.m * step.n;
+  step.d = defineResult(group.getResult(0), name, *result);
+  addStep(plan::Step{name, "kiln.fusion_group", std::move(step)});
+  return llvm::Error::success();
+}
+
+} // namespace kiln::codegen
