@@ -371,3 +371,62 @@ llvm::Error PlanBuilderImpl::lowerGemm(mlir::Operation *operation) {
 }
 
 } // namespace kiln::codegen
+
+//===-- Attention (cuDNN flash attention through the frontend) ------------===//
+
+namespace kiln::codegen {
+
+/// One AttentionStep over the buffers of the op's operands and result: the op's views are the
+/// step's offsets and strides, element for element (kiln-fuse-attention formed the op only
+/// where AttentionChecks accepts them).
+llvm::Error PlanBuilderImpl::lowerAttention(mlir::Operation *operation) {
+  auto op = llvm::cast<AttentionOp>(operation);
+  auto result = describeValue(op.getOutput());
+  if (!result)
+    return opError(operation, llvm::toString(result.takeError()));
+  if (result->dtype != DType::F16 && result->dtype != DType::BF16)
+    return opError(operation, "GPU attention takes f16 or bf16 (cuDNN's flash attention), not " +
+                                  std::string(plan::dtypeName(result->dtype)) +
+                                  "; this one runs in the interpreter only (`kiln eval`)");
+  std::string name = nodeName(operation);
+  llvm::ArrayRef<int64_t> dims = op.getDims();
+  plan::AttentionStep step;
+  step.batch = dims[0];
+  step.heads = dims[1];
+  step.seqQ = dims[2];
+  step.seqKv = dims[3];
+  step.headDim = dims[4];
+  step.headDimV = dims[5];
+  step.scale = op.getScale().convertToFloat();
+  step.causal = op.getCausal();
+  auto bind = [&](mlir::Value value, llvm::ArrayRef<int64_t> view, uint32_t &buffer, int64_t &offset,
+                  std::vector<int64_t> &strides) -> llvm::Error {
+    auto b = bufferFor(value);
+    if (!b)
+      return b.takeError();
+    buffer = *b;
+    offset = view[0];
+    strides.assign(view.begin() + 1, view.end());
+    return llvm::Error::success();
+  };
+  if (auto err = bind(op.getQ(), op.getQView(), step.q, step.qOffset, step.qStrides))
+    return err;
+  if (auto err = bind(op.getK(), op.getKView(), step.k, step.kOffset, step.kStrides))
+    return err;
+  if (auto err = bind(op.getV(), op.getVView(), step.v, step.vOffset, step.vStrides))
+    return err;
+  if (op.getMask()) {
+    uint32_t mask = 0;
+    if (auto err = bind(op.getMask(), *op.getMaskView(), mask, step.maskOffset, step.maskStrides))
+      return err;
+    step.mask = mask;
+  }
+  // The result gets fresh arena bytes: the step cannot run in place (AttentionChecks).
+  step.o = defineResult(op.getOutput(), name, *result);
+  step.oOffset = op.getOView()[0];
+  step.oStrides.assign(op.getOView().begin() + 1, op.getOView().end());
+  addStep(plan::Step{name, "kiln.attention", std::move(step)});
+  return llvm::Error::success();
+}
+
+} // namespace kiln::codegen

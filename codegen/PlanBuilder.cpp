@@ -239,6 +239,8 @@ llvm::Error PlanBuilderImpl::lowerOp(mlir::Operation *op, int64_t index) {
     return lowerGemm(op);
   if (auto group = llvm::dyn_cast<FusionGroupOp>(op); group && group.getKind() == "gemm")
     return lowerGemmGroup(op);
+  if (llvm::isa<AttentionOp>(op))
+    return lowerAttention(op);
   return lowerGeneric(op, index);
 }
 

@@ -66,6 +66,7 @@ public:
   llvm::Error lowerGemm(mlir::Operation *op);
   /// A `gemm` kiln.fusion_group as one GemmStep with its epilogue (GemmGroupLowering.cpp).
   llvm::Error lowerGemmGroup(mlir::Operation *op);
+  llvm::Error lowerAttention(mlir::Operation *op);
 
 private:
   llvm::Error lowerOp(mlir::Operation *op, int64_t index);

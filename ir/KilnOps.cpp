@@ -387,6 +387,71 @@ static LogicalResult verifySoftmaxAxis(OpT op) {
 LogicalResult SoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
 LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
 
+std::array<int64_t, 4> AttentionOp::viewDims(llvm::StringRef role) {
+  llvm::ArrayRef<int64_t> d = getDims(); // [B, H, Sq, Skv, D, Dv]
+  if (role == "q")
+    return {d[0], d[1], d[2], d[4]};
+  if (role == "k")
+    return {d[0], d[1], d[3], d[4]};
+  if (role == "v")
+    return {d[0], d[1], d[3], d[5]};
+  if (role == "o")
+    return {d[0], d[1], d[2], d[5]};
+  return {d[0], d[1], d[2], d[3]}; // mask
+}
+
+LogicalResult AttentionOp::verify() {
+  llvm::ArrayRef<int64_t> dims = getDims();
+  if (dims.size() != 6 || llvm::any_of(dims, [](int64_t d) { return d < 1; }))
+    return emitOpError("dims must be six positive sizes [B, H, Sq, Skv, D, Dv]");
+  Type element = elementOf(getQ());
+  for (Value v : {getK(), getV()})
+    if (elementOf(v) != element)
+      return emitOpError("q, k and v must share one element type");
+  if (getMask() && elementOf(getMask()) != element)
+    return emitOpError("mask must have q's element type");
+  if (elementOf(getOutput()) != element)
+    return emitOpError("the result must have q's element type");
+  if (static_cast<bool>(getMask()) != getMaskView().has_value())
+    return emitOpError("mask_view is given exactly when there is a mask");
+  // Every element a view names must lie inside its tensor.
+  auto check = [&](llvm::StringRef role, llvm::ArrayRef<int64_t> view, Value value) -> LogicalResult {
+    if (view.size() != 5)
+      return emitOpError() << role << "_view must be [offset, s_b, s_h, s_s, s_d]";
+    if (llvm::any_of(view, [](int64_t x) { return x < 0; }))
+      return emitOpError() << role << "_view must not be negative";
+    std::array<int64_t, 4> d = viewDims(role);
+    int64_t last = view[0];
+    for (int i = 0; i < 4; ++i)
+      last += (d[i] - 1) * view[i + 1];
+    int64_t elements = llvm::cast<RankedTensorType>(value.getType()).getNumElements();
+    if (last >= elements)
+      return emitOpError() << role << "_view reaches element " << last << " of a tensor of " << elements;
+    return success();
+  };
+  if (failed(check("q", getQView(), getQ())) || failed(check("k", getKView(), getK())) ||
+      failed(check("v", getVView(), getV())) || failed(check("o", getOView(), getOutput())))
+    return failure();
+  if (getMask() && failed(check("mask", *getMaskView(), getMask())))
+    return failure();
+  // The result view must cover the result exactly once: as many elements, none written twice.
+  std::array<int64_t, 4> o = viewDims("o");
+  if (o[0] * o[1] * o[2] * o[3] != getOutput().getType().getNumElements())
+    return emitOpError("o_view must cover every element of the result");
+  llvm::SmallVector<std::pair<int64_t, int64_t>> used; // (stride, dim)
+  for (int i = 0; i < 4; ++i)
+    if (o[i] > 1)
+      used.push_back({getOView()[i + 1], o[i]});
+  llvm::sort(used);
+  int64_t span = 1;
+  for (auto [stride, dim] : used) {
+    if (stride < span)
+      return emitOpError("o_view writes two elements of the result at one place");
+    span = stride * dim;
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

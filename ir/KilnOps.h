@@ -12,6 +12,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <array>
+
 namespace kiln {
 
 /// Result type of an elementwise op with numpy broadcasting over `operands` (all of one element

@@ -401,6 +401,49 @@ class Kiln_SoftmaxOp<string mnemonic, string summaryText>
 def Kiln_SoftmaxOp : Kiln_SoftmaxOp<"softmax", "exp(x) / sum(exp(x)) along axis">;
 def Kiln_LogSoftmaxOp : Kiln_SoftmaxOp<"log_softmax", "log(softmax(x)) along axis">;
 
+def Kiln_AttentionOp : Kiln_Op<"attention", [Pure]> {
+  let summary = "fused scaled dot-product attention over strided views of its operands";
+  let description = [{
+    `O[b,h,i,:] = sum_j softmax_j(scale * Q[b,h,i,:].K[b,h,j,:] + mask[b,h,i,j]) * V[b,h,j,:]`,
+    with `dims = [B, H, Sq, Skv, D, Dv]`: Q is `[B, H, Sq, D]`, K `[B, H, Skv, D]`, V
+    `[B, H, Skv, Dv]`, the additive mask (optional) `[B, H, Sq, Skv]` and O `[B, H, Sq, Dv]`.
+    With `causal`, key j is visible to query i only when j <= i (top-left aligned).
+
+    Layouts are views, not copies: each operand is the tensor the exporter's head split starts
+    from, read through `<role>_view = [offset, s_b, s_h, s_s, s_d]` (elements of the operand's
+    row-major storage), and the result is the tensor after the head merge, written through
+    `o_view`. So `[B, S, H, D]` tensors (BERT's Reshape), `[S, B, H*D]` projections and Q, K, V
+    packed in one in_proj output (ViT's MultiheadAttention, a different `offset` each) need no
+    transpose or slice; a mask stride of 0 broadcasts. The result view covers every element of
+    the result exactly once. This is the runtime's `AttentionStep` (runtime/plan/Plan.h) as an
+    op; kiln-fuse-attention only forms it where that step accepts it (f16/bf16, head dims
+    multiples of 8 up to 256, 16-byte aligned views).
+
+    Rounding promise: the scores, the softmax and the weighted sum are computed in f32 or wider
+    (the interpreter: f64) from the operands as stored, and the result is rounded once to the
+    element type. The GPU step additionally rounds the unnormalized probabilities to the element
+    type before they multiply V (every flash-attention kernel does), so it agrees with the
+    interpreter within that rounding; the unfused ops round Q·Kᵀ, the scaled scores and the
+    probabilities each, so fused and unfused half-precision results differ by those roundings.
+    A query row whose scores are all -inf (every key masked) gives NaN, as softmax does.
+  }];
+  let arguments = (ins Kiln_FloatTensor:$q, Kiln_FloatTensor:$k, Kiln_FloatTensor:$v,
+                       Optional<Kiln_FloatTensor>:$mask,
+                       DenseI64ArrayAttr:$dims,
+                       F32Attr:$scale,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal,
+                       DenseI64ArrayAttr:$q_view, DenseI64ArrayAttr:$k_view,
+                       DenseI64ArrayAttr:$v_view, DenseI64ArrayAttr:$o_view,
+                       OptionalAttr<DenseI64ArrayAttr>:$mask_view);
+  let results = (outs Kiln_FloatTensor:$output);
+  let assemblyFormat = "$q `,` $k `,` $v (`,` $mask^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The logical [b, h, s, d] dims of a role: "q", "k", "v", "o" or "mask".
+    std::array<int64_t, 4> viewDims(llvm::StringRef role);
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

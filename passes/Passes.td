@@ -63,4 +63,18 @@ def FormFusionGroups : Pass<"kiln-form-fusion-groups", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def FuseAttention : Pass<"kiln-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Scaled dot-product attention into kiln.attention";
+  let description = [{
+    Replaces MatMul(Q, Kᵀ) → scale by scalar constants (of the scores, or of Q and Kᵀ) →
+    optional Add of a mask → Softmax over the last axis → MatMul(·, V) with one
+    `kiln.attention`, absorbing the Reshape/Transpose/Gather head split and merge around it into
+    the op's strided views, when the runtime's attention step accepts it (f16/bf16, head dims
+    multiples of 8 up to 256, 16-byte aligned views, mask rows of 16 bytes). A pattern of that
+    shape that cannot be fused is reported as a remark with the reason. Ops left dead are
+    erased.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 #endif // KILN_PASSES_TD

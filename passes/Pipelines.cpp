@@ -55,6 +55,9 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
   // constants and casts merge.
   func.addPass(mlir::createCanonicalizerPass());
   func.addPass(mlir::createCSEPass());
+  // Before grouping, so the mask and scale ops attention absorbs are not grouped first.
+  if (options.fuseAttention && (options.precision == Precision::BF16 || options.precision == Precision::FP16))
+    func.addPass(createFuseAttention());
   // Last: groups are formed on the types and casts the passes above settled.
   if (options.fuse)
     func.addPass(createFormFusionGroups());
@@ -74,6 +77,9 @@ struct KilnPipelineOptions : mlir::PassPipelineOptions<KilnPipelineOptions> {
                     llvm::cl::init(true)};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("Group elementwise chains into kiln.fusion_group regions"),
                     llvm::cl::init(true)};
+  Option<bool> fuseAttention{*this, "fuse-attention",
+                             llvm::cl::desc("Replace scaled dot-product attention with kiln.attention (bf16/fp16)"),
+                             llvm::cl::init(true)};
 };
 
 /// The options' text as PipelineOptions; an error naming a bad value.
@@ -94,6 +100,7 @@ llvm::Expected<PipelineOptions> toPipelineOptions(const KilnPipelineOptions &o) 
   }
   options.foldConstants = o.fold;
   options.fuse = o.fuse;
+  options.fuseAttention = o.fuseAttention;
   return options;
 }
 

@@ -46,6 +46,9 @@ struct PipelineOptions {
   bool foldConstants = true;
   /// Group elementwise chains into kiln.fusion_group regions (one generated kernel each).
   bool fuse = true;
+  /// Replace scaled dot-product attention with kiln.attention (bf16/fp16 plans only: the
+  /// runtime's attention step has no fp32 path).
+  bool fuseAttention = true;
 };
 
 /// Parses one `--force-precision` value, "NAME=bf16" (fp32, tf32, bf16 or fp16); the error

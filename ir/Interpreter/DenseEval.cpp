@@ -22,6 +22,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <vector>
 
 using namespace mlir;
 
@@ -805,6 +806,55 @@ llvm::Expected<Results> evalSoftmax(Operation *op, llvm::ArrayRef<const Tensor *
   return Results{std::move(y)};
 }
 
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// kiln.attention in f64 from the stored operands, rounded once into the result (the op's
+/// rounding promise); operands and result are read and written through their views.
+llvm::Expected<Results> evalAttention(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
+  auto attention = llvm::cast<AttentionOp>(op);
+  const Tensor &q = *operands[0], &k = *operands[1], &v = *operands[2];
+  const Tensor *mask = attention.getMask() ? operands[3] : nullptr;
+  llvm::ArrayRef<int64_t> d = attention.getDims();
+  int64_t B = d[0], H = d[1], Sq = d[2], Skv = d[3], D = d[4], Dv = d[5];
+  llvm::ArrayRef<int64_t> qv = attention.getQView(), kv = attention.getKView(), vv = attention.getVView(),
+                          ov = attention.getOView();
+  llvm::ArrayRef<int64_t> mv = mask ? *attention.getMaskView() : llvm::ArrayRef<int64_t>();
+  auto at = [](llvm::ArrayRef<int64_t> view, int64_t b, int64_t h, int64_t s, int64_t e) {
+    return view[0] + b * view[1] + h * view[2] + s * view[3] + e * view[4];
+  };
+  double scale = attention.getScale().convertToFloat();
+  bool causal = attention.getCausal();
+  Tensor y = resultTensor(op);
+  std::vector<double> scores(Skv), out(Dv);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < Sq; ++i) {
+        double max = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < Skv; ++j) {
+          double dot = 0.0;
+          for (int64_t e = 0; e < D; ++e)
+            dot += q.f[at(qv, b, h, i, e)] * k.f[at(kv, b, h, j, e)];
+          double x = scale * dot + (mask ? mask->f[at(mv, b, h, i, j)] : 0.0);
+          if (causal && j > i)
+            x = -std::numeric_limits<double>::infinity();
+          scores[j] = x;
+          max = std::max(max, x);
+        }
+        double sum = 0.0;
+        for (int64_t j = 0; j < Skv; ++j)
+          sum += scores[j] = std::exp(scores[j] - max);
+        std::fill(out.begin(), out.end(), 0.0);
+        for (int64_t j = 0; j < Skv; ++j)
+          for (int64_t e = 0; e < Dv; ++e)
+            out[e] += scores[j] / sum * v.f[at(vv, b, h, j, e)];
+        for (int64_t e = 0; e < Dv; ++e)
+          storeDouble(y, at(ov, b, h, i, e), out[e]);
+      }
+  return Results{std::move(y)};
+}
+
 } // namespace
 
 void registerDenseEvaluators(EvaluatorTable &table) {
@@ -823,6 +873,7 @@ void registerDenseEvaluators(EvaluatorTable &table) {
   table.add("kiln.einsum", evalEinsum);
   table.add("kiln.softmax", evalSoftmax<false>);
   table.add("kiln.log_softmax", evalSoftmax<true>);
+  table.add("kiln.attention", evalAttention);
 }
 
 } // namespace kiln::interp

@@ -65,6 +65,10 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
                cl::desc("Run every op as its own step: no kiln.fusion_group regions (each chain of\n"
                         "elementwise ops otherwise runs as one generated kernel, fp32 inside)"),
                cl::sub(sub), cl::cat(categories.optimization)),
+      noFusedAttention("no-fused-attention",
+                       cl::desc("Keep attention as its matmuls and softmax (bf16/fp16 plans otherwise run\n"
+                                "it as one fused cuDNN attention step)"),
+                       cl::sub(sub), cl::cat(categories.optimization)),
       printIRAfterAll("print-ir-after-all", cl::desc("Print the module after every pass to stderr (weights elided)"),
                       cl::sub(sub), cl::cat(categories.irPrinting)),
       dumpIRDir("dump-ir", cl::value_desc("dir"),
@@ -80,6 +84,7 @@ PipelineOptions PipelineFlags::pipelineOptions() const {
   options.forcePrecision.assign(forcePrecision.begin(), forcePrecision.end());
   options.foldConstants = !noFold;
   options.fuse = !noFusion;
+  options.fuseAttention = !noFusedAttention;
   return options;
 }
 

@@ -80,6 +80,7 @@ private:
   llvm::cl::list<PrecisionOverride> forcePrecision;
   llvm::cl::opt<bool> noFold;
   llvm::cl::opt<bool> noFusion;
+  llvm::cl::opt<bool> noFusedAttention;
   llvm::cl::opt<bool> printIRAfterAll;
   llvm::cl::opt<std::string> dumpIRDir;
 };
