@@ -62,8 +62,9 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
       noFold("no-fold", cl::desc("Keep ops whose operands are all constants (no constant folding)"), cl::sub(sub),
              cl::cat(categories.optimization)),
       noFusion("no-fusion",
-               cl::desc("Run every op as its own step: no kiln.fusion_group regions (each chain of\n"
-                        "elementwise ops otherwise runs as one generated kernel, fp32 inside)"),
+               cl::desc("Run every op as its own step: no kiln.fusion_group regions (otherwise a chain\n"
+                        "of elementwise ops runs as one generated kernel computing in fp32, and a\n"
+                        "linear layer's bias, residual and ReLU as its cuBLASLt epilogue)"),
                cl::sub(sub), cl::cat(categories.optimization)),
       noFusedAttention("no-fused-attention",
                        cl::desc("Keep attention as its matmuls and softmax (bf16/fp16 plans otherwise run\n"
