@@ -547,14 +547,8 @@ private:
     Value all = maskedRows_.lookup(mask);
     mlir::OpBuilder builder(mask.getContext());
     if (!all) {
-      if (Operation *def = mask.getDefiningOp())
-        builder.setInsertionPointAfter(def);
-      else
-        builder.setInsertionPointToStart(llvm::cast<mlir::BlockArgument>(mask).getOwner());
       mlir::Type element = typeOf(mask).getElementType();
-      Value four = mask;
-      if (typeOf(mask).getRank() != 4)
-        four = ReshapeOp::create(builder, mask.getLoc(), RankedTensorType::get(ms, element), mask);
+      Value four = rank4AfterDefinition(builder, mask, ms);
       auto axesType = RankedTensorType::get({1}, builder.getI64Type());
       Value axes = ConstantOp::create(builder, mask.getLoc(), axesType,
                                       mlir::DenseElementsAttr::get(axesType, llvm::ArrayRef<int64_t>{3}));
@@ -587,6 +581,18 @@ private:
     attention.getOutput().replaceAllUsesExcept(result, four);
   }
 
+  /// Sets `builder` right after `mask` is defined (so every layer sharing the mask can use what
+  /// is built there) and returns the mask as rank 4, `ms` (a reshape, which codegen makes a view).
+  static Value rank4AfterDefinition(mlir::OpBuilder &builder, Value mask, llvm::ArrayRef<int64_t> ms) {
+    if (Operation *def = mask.getDefiningOp())
+      builder.setInsertionPointAfter(def);
+    else
+      builder.setInsertionPointToStart(llvm::cast<mlir::BlockArgument>(mask).getOwner());
+    if (typeOf(mask).getRank() == 4)
+      return mask;
+    return ReshapeOp::create(builder, mask.getLoc(), RankedTensorType::get(ms, typeOf(mask).getElementType()), mask);
+  }
+
   /// `mask` as [mb, mh, Sq, Skv] (a reshape to rank 4 is a view; the expand a kernel), one per
   /// mask value, placed after the mask so every layer that shares it can use it.
   Value expandedMask(Value mask, llvm::ArrayRef<int64_t> ms, int64_t Sq, int64_t Skv) {
@@ -596,14 +602,8 @@ private:
     if (Value done = expanded_.lookup(key))
       return done;
     mlir::OpBuilder builder(mask.getContext());
-    if (Operation *def = mask.getDefiningOp())
-      builder.setInsertionPointAfter(def);
-    else
-      builder.setInsertionPointToStart(llvm::cast<mlir::BlockArgument>(mask).getOwner());
     mlir::Type element = typeOf(mask).getElementType();
-    Value four = mask;
-    if (typeOf(mask).getRank() != 4)
-      four = ReshapeOp::create(builder, mask.getLoc(), RankedTensorType::get(ms, element), mask);
+    Value four = rank4AfterDefinition(builder, mask, ms);
     auto type = RankedTensorType::get({ms[0], ms[1], Sq, Skv}, element);
     Value result = ExpandOp::create(builder, mask.getLoc(), type, four);
     expanded_[key] = result;

@@ -278,13 +278,10 @@ StatusOr<TunedAlgorithm> AttentionProblem::tune(const DeviceResources &res, uint
     KILN_RETURN_IF_ERROR(feStatus(g.build_plans(fe::BuildPlanPolicy_t::ALL), label_, what));
 
     std::unordered_map<int64_t, void *> pack = variantPack(*plan_, step_, res);
-    auto startOr = createEvent(label_ + " tuning");
-    auto stopOr = createEvent(label_ + " tuning");
-    if (!startOr.isOk())
-      return startOr.status();
-    if (!stopOr.isOk())
-      return stopOr.status();
-    cudaEvent_t start = startOr.value().get(), stop = stopOr.value().get();
+    auto timerOr = CandidateTimer::create(label_);
+    if (!timerOr.isOk())
+      return timerOr.status();
+    CandidateTimer &timer = timerOr.value();
     int64_t count = g.get_execution_plan_count();
     std::vector<std::pair<float, int64_t>> timed; // (median ms, heuristics rank)
     std::string lastError;
@@ -293,7 +290,7 @@ StatusOr<TunedAlgorithm> AttentionProblem::tune(const DeviceResources &res, uint
       if (g.get_workspace_size_plan_at_index(i, ws).is_bad() || ws < 0 || static_cast<uint64_t>(ws) > limit)
         continue; // not built (unsupported here) or over the limit
       auto run = [&]() { return feStatus(g.execute_plan_at_index(res.cudnn, pack, res.workspace, i), label_, "SDPA"); };
-      auto median = medianCandidateTime(res, start, stop, run, label_ + ": timing an attention engine");
+      auto median = timer.median(res, run, label_ + ": timing an attention engine");
       if (!median.isOk()) {
         // An engine that cannot run is skipped; a sticky device error surfaces here.
         lastError = median.status().message();

@@ -9,9 +9,20 @@
 
 namespace kiln::runtime {
 
-StatusOr<float> medianCandidateTime(const DeviceResources &res, cudaEvent_t start, cudaEvent_t stop,
-                                    const std::function<Status()> &run, const std::string &what) {
+StatusOr<CandidateTimer> CandidateTimer::create(const std::string &label) {
+  auto start = createEvent(label + " tuning");
+  if (!start.isOk())
+    return start.status();
+  auto stop = createEvent(label + " tuning");
+  if (!stop.isOk())
+    return stop.status();
+  return CandidateTimer(std::move(start.value()), std::move(stop.value()));
+}
+
+StatusOr<float> CandidateTimer::median(const DeviceResources &res, const std::function<Status()> &run,
+                                       const std::string &what) {
   constexpr int kWarmup = 2, kRepeats = 5;
+  cudaEvent_t start = start_.get(), stop = stop_.get();
   for (int w = 0; w < kWarmup; ++w)
     KILN_RETURN_IF_ERROR(run());
   std::vector<float> times;

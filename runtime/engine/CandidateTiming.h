@@ -8,6 +8,7 @@
 #ifndef KILN_RUNTIME_ENGINE_CANDIDATETIMING_H
 #define KILN_RUNTIME_ENGINE_CANDIDATETIMING_H
 
+#include "runtime/engine/CudaHandles.h"
 #include "runtime/engine/StepExecutor.h"
 
 #include <functional>
@@ -15,11 +16,21 @@
 
 namespace kiln::runtime {
 
-/// Runs `run` on res.stream twice untimed, then five times between the events `start` and
-/// `stop`; the median time in ms, or the first failure (of `run` or of CUDA). `what` names the
-/// candidate in messages, e.g. "gemm 'fc1': timing a matmul candidate".
-StatusOr<float> medianCandidateTime(const DeviceResources &res, cudaEvent_t start, cudaEvent_t stop,
-                                    const std::function<Status()> &run, const std::string &what);
+/// Times the candidates of one tuning problem on res.stream with one pair of events.
+class CandidateTimer {
+public:
+  /// The events; `label` names the step in messages.
+  static StatusOr<CandidateTimer> create(const std::string &label);
+
+  /// Runs `run` twice untimed, then five times between the events; the median time in ms, or
+  /// the first failure (of `run` or of CUDA). `what` names the candidate in messages, e.g.
+  /// "gemm 'fc1': timing a matmul candidate".
+  StatusOr<float> median(const DeviceResources &res, const std::function<Status()> &run, const std::string &what);
+
+private:
+  CandidateTimer(Event start, Event stop) : start_(std::move(start)), stop_(std::move(stop)) {}
+  Event start_, stop_;
+};
 
 } // namespace kiln::runtime
 

@@ -256,13 +256,10 @@ StatusOr<TunedAlgorithm> GemmProblem::tune(const DeviceResources &res, uint64_t 
                                                                    candidates, results.data(), &returned),
                                     label_ + ": cublasLtMatmulAlgoGetHeuristic"));
 
-  auto startOr = createEvent(label_ + " tuning");
-  auto stopOr = createEvent(label_ + " tuning");
-  if (!startOr.isOk())
-    return startOr.status();
-  if (!stopOr.isOk())
-    return stopOr.status();
-  cudaEvent_t start = startOr.value().get(), stop = stopOr.value().get();
+  auto timerOr = CandidateTimer::create(label_);
+  if (!timerOr.isOk())
+    return timerOr.status();
+  CandidateTimer &timer = timerOr.value();
 
   int best = -1;
   float bestMs = 0;
@@ -271,8 +268,8 @@ StatusOr<TunedAlgorithm> GemmProblem::tune(const DeviceResources &res, uint64_t 
     const cublasLtMatmulHeuristicResult_t &r = results[static_cast<size_t>(i)];
     if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > limit)
       continue;
-    auto timed = medianCandidateTime(
-        res, start, stop, [&] { return matmul(res, r.algo, r.workspaceSize); }, label_ + ": timing a matmul candidate");
+    auto timed = timer.median(
+        res, [&] { return matmul(res, r.algo, r.workspaceSize); }, label_ + ": timing a matmul candidate");
     if (!timed.isOk()) {
       // A candidate that cannot run is skipped; a sticky device error surfaces below.
       lastError = timed.status().message();
