@@ -33,7 +33,7 @@ llvm::Expected<unsigned> groupInputOf(FusionGroupOp group, mlir::Value value) {
 
 llvm::Error PlanBuilderImpl::lowerGemmGroup(mlir::Operation *operation) {
   auto group = llvm::cast<FusionGroupOp>(operation);
-  auto matmul = llvm::dyn_cast_or_null<MatMulOp>(group.getRoot());
+  auto matmul = llvm::dyn_cast_or_null<MatMulOp>(group.getMatmul());
   if (!matmul)
     return opError(operation, "internal: a gemm group without its matmul");
   auto result = describeValue(group.getResult(0));

@@ -54,21 +54,13 @@ LogicalResult verifyGemmBody(FusionGroupOp group) {
 
 } // namespace
 
-Operation *FusionGroupOp::getRoot() {
-  Block &block = getBody().front();
-  if (getKind() == "gemm")
-    for (Operation &op : block)
-      if (llvm::isa<MatMulOp>(op))
-        return &op;
-  auto yield = llvm::dyn_cast<YieldOp>(block.getTerminator());
-  if (!yield || yield.getValues().empty())
+Operation *FusionGroupOp::getMatmul() {
+  if (getKind() != "gemm")
     return nullptr;
-  Operation *root = yield.getValues().front().getDefiningOp();
-  // The rounding cast the group ends with is bookkeeping; the op before it names the group.
-  if (auto cast = llvm::dyn_cast_or_null<CastOp>(root))
-    if (Operation *before = cast.getInput().getDefiningOp())
-      return before;
-  return root;
+  for (Operation &op : getBody().front())
+    if (llvm::isa<MatMulOp>(op))
+      return &op;
+  return nullptr;
 }
 
 LogicalResult FusionGroupOp::verify() {

@@ -754,9 +754,8 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The op of the body that gives the group its kind and name: the matmul of a gemm group;
-    /// for an elementwise group, the last op before the rounding cast that feeds `kiln.yield`.
-    ::mlir::Operation *getRoot();
+    /// The matmul of a gemm group (the op codegen lowers the group around); null for other kinds.
+    ::mlir::Operation *getMatmul();
   }];
 }
 

@@ -97,7 +97,9 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     auto lhs = llvm::cast<RankedTensorType>(matmul.getLhs().getType());
     auto rhs = llvm::cast<RankedTensorType>(matmul.getRhs().getType());
     auto result = llvm::cast<RankedTensorType>(matmul.getResult().getType());
-    if (rhs.getRank() != 2 || lhs.getRank() < 2 || !result.hasStaticShape() || !(result.getElementType().isF32() || isNarrowFloat(result.getElementType())))
+    mlir::Type element = result.getElementType();
+    if (rhs.getRank() != 2 || lhs.getRank() < 2 || !result.hasStaticShape() ||
+        !(element.isF32() || isNarrowFloat(element)))
       return members;
     members.insert(matmul);
     int64_t n = result.getShape().back();
@@ -108,7 +110,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       if (auto add = llvm::dyn_cast<AddOp>(user)) {
         Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
         auto type = llvm::cast<RankedTensorType>(other.getType());
-        if (other == current || type.getElementType() != result.getElementType() ||
+        if (other == current || type.getElementType() != element ||
             add.getResult().getType() != result)
           break;
         bool isRow = type.getNumElements() == n && type.getRank() >= 1 && type.getShape().back() == n &&
@@ -190,7 +192,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
 
     mlir::OpBuilder builder(root);
     auto group = FusionGroupOp::create(builder, loc, root->getResultTypes(), builder.getStringAttr(kind),
-                                               inputs.getArrayRef());
+                                       inputs.getArrayRef());
     mlir::Block *block = builder.createBlock(&group.getBody());
     // Each value of the body in the type the group computes it in; narrow values also in their
     // own type when a cast reads them as they are.

@@ -14,9 +14,17 @@ namespace {
 /// Evaluates the ops of `block` in order, its arguments bound to `arguments`, up to its
 /// terminator (func.return or kiln.yield), whose operands are the results.
 llvm::Expected<llvm::SmallVector<Tensor>> evaluateBlock(Block &block, llvm::ArrayRef<const Tensor *> arguments) {
-  llvm::DenseMap<Value, Tensor> values;
+  // Arguments are read where they are (a group's inputs live in the enclosing block's values);
+  // values the block computes are owned here.
+  llvm::DenseMap<Value, const Tensor *> argumentOf;
   for (auto [arg, tensor] : llvm::zip(block.getArguments(), arguments))
-    values[arg] = *tensor;
+    argumentOf[arg] = tensor;
+  llvm::DenseMap<Value, Tensor> values;
+  auto lookup = [&](Value v) -> const Tensor * {
+    if (auto it = values.find(v); it != values.end())
+      return &it->second;
+    return argumentOf.lookup(v);
+  };
   // Free each value after its last use so a large model's peak memory stays near its widest
   // layer rather than its sum.
   llvm::DenseMap<Value, int64_t> remainingUses;
@@ -27,19 +35,19 @@ llvm::Expected<llvm::SmallVector<Tensor>> evaluateBlock(Block &block, llvm::Arra
     if (op.hasTrait<mlir::OpTrait::IsTerminator>()) {
       llvm::SmallVector<Tensor> outputs;
       for (Value v : op.getOperands()) {
-        auto it = values.find(v);
-        if (it == values.end())
+        const Tensor *tensor = lookup(v);
+        if (!tensor)
           return opError(&op, "operand is not defined before use");
-        outputs.push_back(it->second);
+        outputs.push_back(*tensor);
       }
       return outputs;
     }
     llvm::SmallVector<const Tensor *> operands;
     for (Value operand : op.getOperands()) {
-      auto it = values.find(operand);
-      if (it == values.end())
+      const Tensor *tensor = lookup(operand);
+      if (!tensor)
         return opError(&op, "operand is not defined before use");
-      operands.push_back(&it->second);
+      operands.push_back(tensor);
     }
     auto results = evaluateOp(&op, operands);
     if (!results)
