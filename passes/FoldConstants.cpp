@@ -2,10 +2,9 @@
 
 #include "passes/Passes.h"
 
-#include "ir/Interpreter/Interpreter.h"
-#include "ir/KilnOps.h"
+#include "passes/ConstantValues.h"
 
-#include "mlir/IR/Matchers.h"
+#include "ir/KilnOps.h"
 
 namespace kiln {
 
@@ -27,7 +26,6 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
     });
     // Ops come in order, so a chain of foldable ops folds in one pass.
     for (mlir::Operation *op : candidates) {
-      llvm::SmallVector<interp::Tensor> values;
       bool allConstant = llvm::all_of(op->getOperands(), [](mlir::Value v) {
         return llvm::isa_and_nonnull<ConstantOp>(v.getDefiningOp());
       });
@@ -41,34 +39,10 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
                          << " elements, more than max-elements=" << (int64_t)maxElements;
         continue;
       }
-      llvm::SmallVector<const interp::Tensor *> operands;
-      values.reserve(op->getNumOperands());
-      for (mlir::Value v : op->getOperands()) {
-        auto value = interp::fromAttr(llvm::cast<ConstantOp>(v.getDefiningOp()).getValue());
-        if (!value) {
-          op->emitRemark() << "not folded: " << llvm::toString(value.takeError());
-          break;
-        }
-        values.push_back(std::move(*value));
-      }
-      if (values.size() != op->getNumOperands())
-        continue;
-      for (const interp::Tensor &t : values)
-        operands.push_back(&t);
-      auto results = interp::evaluateOp(op, operands);
-      if (!results) {
-        // Evaluation errors (an out-of-range index, say) belong to the op at run time, not to
-        // compilation: keep the op and say why it stayed.
-        op->emitRemark() << "not folded: " << llvm::toString(results.takeError());
-        continue;
-      }
-      mlir::OpBuilder builder(op);
-      for (auto [result, tensor] : llvm::zip(op->getResults(), *results)) {
-        mlir::ElementsAttr attr = interp::toElementsAttr(tensor, inlineElements, "folded");
-        auto constant = ConstantOp::create(builder, op->getLoc(), result.getType(), attr);
-        result.replaceAllUsesWith(constant.getResult());
-      }
-      op->erase();
+      // Evaluation errors (an out-of-range index, say) belong to the op at run time, not to
+      // compilation: keep the op and say why it stayed.
+      if (llvm::Error error = replaceWithConstants(op, inlineElements, "folded"))
+        op->emitRemark() << "not folded: " << llvm::toString(std::move(error));
     }
     // Constants nothing uses any more (the folded ops' operands) go too.
     func.walk([](ConstantOp c) {

@@ -1,7 +1,12 @@
 //===- FormFusionGroups.cpp - elementwise chains into kiln.fusion_group ----===//
 //
 // Linear layers first: each kiln.matmul of a 2-d weight takes the epilogue a cuBLASLt matmul
-// can run (bias row, residual, ReLU or tanh GELU) into a `gemm` group. Then the function is
+// can run (bias row, residual, ReLU or tanh GELU) into a `gemm` group. With `approximate-gelu`
+// (bf16 plans), an erf GELU after a bf16 linear layer, as the exporters decompose it
+// (x * 0.5 * (1 + erf(x / sqrt 2)), in any association), becomes a tanh GELU so the epilogue
+// computes it: cuBLASLt has no erf GELU, the two differ by at most 4.7e-4 (at x = -2.7), which
+// is within bf16's rounding of the result (2^-9 relative), and a separate kernel would read and
+// write the layer's whole output once more. fp16 rounds 8x finer, so fp16 plans keep erf. Then the function is
 // walked from its last op to its first: each elementwise op not yet in a group
 // becomes the root of a candidate group, which absorbs producers that are elementwise too and
 // whose every use is already inside the group (so no value a group computes is needed
@@ -17,13 +22,19 @@
 
 #include "passes/Passes.h"
 
+#include "passes/ConstantValues.h"
+
 #include "ir/KilnOps.h"
+#include "ir/Provenance.h"
 #include "ir/ShapeRules.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+#include <functional>
 
 namespace kiln {
 
@@ -57,24 +68,24 @@ bool isFusible(Operation *op) {
 }
 
 struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
+  using FormFusionGroupsBase::FormFusionGroupsBase;
+
   void runOnOperation() override {
     mlir::Block &body = getOperation().getBody().front();
-    llvm::SmallVector<Operation *> order;
-    for (Operation &op : body)
-      order.push_back(&op);
-    llvm::DenseSet<Operation *> taken;
-    // Linear layers first: a matmul takes its epilogue before elementwise groups could.
-    for (Operation *op : order) {
-      auto matmul = llvm::dyn_cast<MatMulOp>(op);
-      if (!matmul)
-        continue;
+    // Linear layers first: a matmul takes its epilogue before elementwise groups could. (The
+    // epilogue may replace an erf GELU chain by one op, so the list of ops is taken after.)
+    llvm::SmallVector<MatMulOp> matmuls(body.getOps<MatMulOp>());
+    for (MatMulOp matmul : matmuls) {
       llvm::SetVector<Operation *> members = collectEpilogue(matmul);
       if (members.size() < 2)
         continue;
-      for (Operation *member : members)
-        taken.insert(member);
       formGroup(members.back(), members, "gemm", matmul);
     }
+    reportApproximatedGelus();
+    llvm::DenseSet<Operation *> taken;
+    llvm::SmallVector<Operation *> order;
+    for (Operation &op : body)
+      order.push_back(&op);
     for (Operation *root : llvm::reverse(order)) {
       if (taken.contains(root) || !isFusible(root))
         continue;
@@ -130,8 +141,115 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
         members.insert(user);
       break;
     }
+    if (approximateGelu && element.isBF16() && members.back()->getNumResults() == 1 &&
+        members.back()->getResult(0) == current)
+      if (Operation *gelu = replaceErfGelu(current))
+        members.insert(gelu);
     return members;
   }
+
+  /// The ops computing x * 0.5 * (1 + erf(x / sqrt 2)) from `x` (x / c or x * (1/c) for the
+  /// erf's argument; the product of x, 0.5 and 1 + erf in any association and operand order),
+  /// each used once except x, which only the chain uses; in chain order, the GELU's value last.
+  llvm::SmallVector<Operation *> matchErfGelu(Value x) {
+    llvm::SmallVector<Operation *> none;
+    auto type = x.getType();
+    auto users = llvm::to_vector(x.getUsers());
+    if (users.size() != 2)
+      return none;
+    auto sameType = [&](Operation *op) { return op->getNumResults() == 1 && op->getResult(0).getType() == type; };
+    auto singleUser = [&](Operation *op) -> Operation * {
+      return op->getResult(0).hasOneUse() ? *op->getResult(0).getUsers().begin() : nullptr;
+    };
+    for (Operation *scale : users) {
+      bool divides = llvm::isa<DivOp>(scale) && scale->getOperand(0) == x &&
+                     isScalarConstantNear(scale->getOperand(1), std::sqrt(2.0), 2e-3);
+      bool multiplies = llvm::isa<MulOp>(scale) &&
+                        isScalarConstantNear(scale->getOperand(scale->getOperand(0) == x ? 1 : 0), std::sqrt(0.5), 2e-3);
+      if (!(divides || multiplies) || !sameType(scale))
+        continue;
+      Operation *erf = singleUser(scale);
+      if (!erf || !llvm::isa<ErfOp>(erf) || !sameType(erf))
+        continue;
+      Operation *plusOne = singleUser(erf);
+      if (!plusOne || !llvm::isa<AddOp>(plusOne) || !sameType(plusOne) ||
+          !isScalarConstantNear(plusOne->getOperand(plusOne->getOperand(0) == erf->getResult(0) ? 1 : 0), 1.0, 0.0))
+        continue;
+      // Up the single-use muls from 1 + erf: the first whose factors are {x, 1 + erf, 0.5}.
+      Value p = plusOne->getResult(0);
+      for (Operation *top = singleUser(plusOne); top && llvm::isa<MulOp>(top) && sameType(top);
+           top = singleUser(top)) {
+        llvm::SmallVector<Operation *> muls;
+        llvm::SmallVector<Value> factors;
+        std::function<void(Value)> flatten = [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          if (v != x && v != p && def && llvm::isa<MulOp>(def) && sameType(def) &&
+              (def == top || v.hasOneUse())) {
+            muls.push_back(def);
+            flatten(def->getOperand(0));
+            flatten(def->getOperand(1));
+          } else {
+            factors.push_back(v);
+          }
+        };
+        flatten(top->getResult(0));
+        if (factors.size() != 3 || llvm::count(factors, x) != 1 || llvm::count(factors, p) != 1)
+          continue;
+        Value half = *llvm::find_if(factors, [&](Value f) { return f != x && f != p; });
+        if (!isScalarConstantNear(half, 0.5, 0.0))
+          continue;
+        Operation *other = scale == users[0] ? users[1] : users[0];
+        if (!llvm::is_contained(muls, other))
+          continue;
+        llvm::SmallVector<Operation *> chain{scale, erf, plusOne};
+        llvm::sort(muls, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+        chain.append(muls.begin(), muls.end());
+        return chain;
+      }
+    }
+    return none;
+  }
+
+  /// Replaces the erf GELU of `x` (matchErfGelu) by one tanh kiln.gelu carrying the chain's
+  /// locations; nullptr when `x` has none.
+  Operation *replaceErfGelu(Value x) {
+    llvm::SmallVector<Operation *> chain = matchErfGelu(x);
+    if (chain.empty())
+      return nullptr;
+    Operation *last = chain.back();
+    llvm::SmallVector<mlir::Location> locations;
+    for (Operation *op : chain)
+      locations.push_back(op->getLoc());
+    mlir::OpBuilder builder(last);
+    auto gelu = GeluOp::create(builder, mlir::FusedLoc::get(x.getContext(), locations), last->getResult(0).getType(),
+                               x, builder.getStringAttr("tanh"));
+    last->getResult(0).replaceAllUsesWith(gelu.getResult());
+    approximated_.push_back(nodeName(last));
+    for (Operation *op : llvm::reverse(chain))
+      op->erase();
+    return gelu;
+  }
+
+  /// One remark for the erf GELUs that became tanh GELUs, so a user knows and can say
+  /// --exact-gelu.
+  void reportApproximatedGelus() {
+    if (approximated_.empty())
+      return;
+    std::string names;
+    for (auto [i, name] : llvm::enumerate(approximated_)) {
+      if (i == 3) {
+        names += ", ...";
+        break;
+      }
+      names += (i ? ", " : "") + name;
+    }
+    getOperation().emitRemark() << approximated_.size()
+                                << " erf GELUs after bf16 linear layers run as the tanh approximation in the "
+                                   "cuBLASLt epilogue (at most 4.7e-4 apart, within bf16's rounding of the result): "
+                                << names << "; --exact-gelu keeps erf, as a separate kernel";
+  }
+
+  std::vector<std::string> approximated_;
 
   /// The root and the producers it can absorb, to a fixed point: a producer joins once all its
   /// users are members, which may take another member joining first.
@@ -213,10 +331,15 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     };
     for (Operation *member : ordered) {
       bool isCast = llvm::isa<CastOp>(member);
+      Value result = member->getResult(0);
+      // A cast back to f32 of a value the body already computes in f32 is that value.
+      if (isCast && valueFor(member->getOperand(0), /*widen=*/false).getType() == result.getType()) {
+        declared.map(result, valueFor(member->getOperand(0), /*widen=*/false));
+        continue;
+      }
       mlir::OperationState state(member->getLoc(), member->getName());
       for (Value operand : member->getOperands())
         state.addOperands(valueFor(operand, /*widen=*/!isCast));
-      Value result = member->getResult(0);
       state.addTypes(isCast ? result.getType() : computeTypeOf(result));
       state.addAttributes(member->getAttrs());
       Operation *clone = builder.create(state);

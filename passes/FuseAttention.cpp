@@ -32,6 +32,8 @@
 
 #include "passes/Passes.h"
 
+#include "passes/ConstantValues.h"
+
 #include "ir/Interpreter/Tensor.h"
 #include "ir/KilnOps.h"
 #include "ir/Provenance.h"
@@ -64,19 +66,6 @@ constexpr int64_t kVectorBytes = 16;
 constexpr int64_t kMaxTracedElements = int64_t(1) << 24;
 
 RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
-
-/// The value of a one-element float constant.
-std::optional<double> scalarConstant(Value v) {
-  auto constant = v.getDefiningOp<ConstantOp>();
-  if (!constant || typeOf(v).getNumElements() != 1 || !llvm::isa<mlir::FloatType>(typeOf(v).getElementType()))
-    return std::nullopt;
-  auto tensor = interp::fromAttr(constant.getValue());
-  if (!tensor) {
-    llvm::consumeError(tensor.takeError());
-    return std::nullopt;
-  }
-  return tensor->f[0];
-}
 
 /// Peels `x * c`, `c * x` and `x / c` (c a scalar constant, the product the shape of x, x used
 /// once) off `v`, multiplying `scale` by what they apply.

@@ -59,7 +59,17 @@ def FormFusionGroups : Pass<"kiln-form-fusion-groups", "mlir::func::FuncOp"> {
     elementwise producers whose every use is inside the group; groups of one op are not formed.
     The group body computes f16/bf16 values in f32 and rounds once at its result (explicit
     casts in the body), which is the promise codegen's fused kernel and the interpreter keep.
+
+    Linear layers come first: a kiln.matmul of a 2-d weight absorbs its bias row, residual and
+    ReLU or tanh GELU into a `gemm` group (one cuBLASLt call with that epilogue). With
+    `approximate-gelu`, an erf GELU after a bf16 linear layer (the exporters' decomposition)
+    becomes a tanh GELU in that epilogue, reported in one remark; the two differ by at most
+    4.7e-4, within bf16's rounding of the result.
   }];
+  let options = [
+    Option<"approximateGelu", "approximate-gelu", "bool", /*default=*/"false",
+           "Run erf GELUs after bf16 linear layers as the tanh GELU of the cuBLASLt epilogue">,
+  ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
@@ -74,6 +84,22 @@ def FuseAttention : Pass<"kiln-fuse-attention", "mlir::func::FuncOp"> {
     shape that cannot be fused is reported as a remark with the reason. Ops left dead are
     erased.
   }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def PackAttentionProjections : Pass<"kiln-pack-attention-projections", "mlir::func::FuncOp"> {
+  let summary = "One linear layer for the Q, K and V projections of a kiln.attention";
+  let description = [{
+    When the q, k and v operands of a kiln.attention are three linear layers of the same input
+    (kiln.matmul by a constant 2-d weight, optionally plus a constant bias row) that nothing
+    else uses, the weights (and biases) are concatenated at compile time into one matmul (and
+    one bias add) and the attention reads q, k and v as views of its packed result, as it does
+    for nn.MultiheadAttention's in_proj. One GEMM of N = Nq + Nk + Nv replaces three.
+  }];
+  let options = [
+    Option<"inlineElements", "inline-elements", "int64_t", /*default=*/"16",
+           "Packed constants with more elements become resource blobs">,
+  ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
 

@@ -56,11 +56,18 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
   func.addPass(mlir::createCanonicalizerPass());
   func.addPass(mlir::createCSEPass());
   // Before grouping, so the mask and scale ops attention absorbs are not grouped first.
-  if (options.fuseAttention && (options.precision == Precision::BF16 || options.precision == Precision::FP16))
+  bool half = options.precision == Precision::BF16 || options.precision == Precision::FP16;
+  if (options.fuseAttention && half) {
     func.addPass(createFuseAttention());
+    if (options.fuse)
+      func.addPass(createPackAttentionProjections());
+  }
   // Last: groups are formed on the types and casts the passes above settled.
-  if (options.fuse)
-    func.addPass(createFormFusionGroups());
+  if (options.fuse) {
+    FormFusionGroupsOptions groups;
+    groups.approximateGelu = options.precision == Precision::BF16 && !options.exactGelu;
+    func.addPass(createFormFusionGroups(groups));
+  }
 }
 
 namespace {
@@ -80,6 +87,9 @@ struct KilnPipelineOptions : mlir::PassPipelineOptions<KilnPipelineOptions> {
   Option<bool> fuseAttention{*this, "fuse-attention",
                              llvm::cl::desc("Replace scaled dot-product attention with kiln.attention (bf16/fp16)"),
                              llvm::cl::init(true)};
+  Option<bool> exactGelu{*this, "exact-gelu",
+                         llvm::cl::desc("Keep erf GELUs exact in bf16 (no tanh GELU epilogue)"),
+                         llvm::cl::init(false)};
 };
 
 /// The options' text as PipelineOptions; an error naming a bad value.
@@ -101,6 +111,7 @@ llvm::Expected<PipelineOptions> toPipelineOptions(const KilnPipelineOptions &o) 
   options.foldConstants = o.fold;
   options.fuse = o.fuse;
   options.fuseAttention = o.fuseAttention;
+  options.exactGelu = o.exactGelu;
   return options;
 }
 

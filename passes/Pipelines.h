@@ -49,6 +49,9 @@ struct PipelineOptions {
   /// Replace scaled dot-product attention with kiln.attention (bf16/fp16 plans only: the
   /// runtime's attention step has no fp32 path).
   bool fuseAttention = true;
+  /// Keep erf GELUs exact in bf16 plans (otherwise those after a linear layer run as the tanh
+  /// GELU of its cuBLASLt epilogue; fp16 and fp32 plans always keep erf).
+  bool exactGelu = false;
 };
 
 /// Parses one `--force-precision` value, "NAME=bf16" (fp32, tf32, bf16 or fp16); the error

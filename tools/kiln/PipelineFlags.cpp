@@ -70,6 +70,11 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
                        cl::desc("Keep attention as its matmuls and softmax (bf16/fp16 plans otherwise run\n"
                                 "it as one fused cuDNN attention step)"),
                        cl::sub(sub), cl::cat(categories.optimization)),
+      exactGelu("exact-gelu",
+                cl::desc("Keep erf GELUs exact in bf16 plans (otherwise an erf GELU after a linear\n"
+                         "layer runs as the tanh GELU of its cuBLASLt epilogue, at most 4.7e-4 apart;\n"
+                         "fp16 and fp32 plans always keep erf)"),
+                cl::sub(sub), cl::cat(categories.optimization)),
       printIRAfterAll("print-ir-after-all", cl::desc("Print the module after every pass to stderr (weights elided)"),
                       cl::sub(sub), cl::cat(categories.irPrinting)),
       dumpIRDir("dump-ir", cl::value_desc("dir"),
@@ -86,6 +91,7 @@ PipelineOptions PipelineFlags::pipelineOptions() const {
   options.foldConstants = !noFold;
   options.fuse = !noFusion;
   options.fuseAttention = !noFusedAttention;
+  options.exactGelu = exactGelu;
   return options;
 }
 

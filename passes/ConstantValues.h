@@ -1,0 +1,34 @@
+//===- ConstantValues.h - reading and computing kiln.constant values -*- C++ -*-===//
+//
+// What passes need to know about constants: the value of a scalar constant, and an op whose
+// operands are all constants replaced by the constants the reference interpreter computes
+// for it (so a compile-time value means exactly what the op means at run time).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PASSES_CONSTANTVALUES_H
+#define KILN_PASSES_CONSTANTVALUES_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+
+namespace kiln {
+
+/// The value of a one-element float kiln.constant; nullopt for anything else.
+std::optional<double> scalarConstant(mlir::Value value);
+
+/// Whether `value` is a scalar constant within `relative` of `expected` (the exporters write
+/// constants like sqrt(2) in fp32, and the precision pass may have rounded them to bf16).
+bool isScalarConstantNear(mlir::Value value, double expected, double relative);
+
+/// Evaluates `op`, whose operands must all be kiln.constant, with the reference interpreter and
+/// replaces its results by constants before erasing it. Results with more than `inlineElements`
+/// elements become resource blobs named after `blobName`. On an error (an operand the
+/// interpreter cannot read, an evaluation error) the op is left as it was.
+llvm::Error replaceWithConstants(mlir::Operation *op, int64_t inlineElements, llvm::StringRef blobName);
+
+} // namespace kiln
+
+#endif // KILN_PASSES_CONSTANTVALUES_H
