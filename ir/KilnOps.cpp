@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -791,4 +792,33 @@ LogicalResult DequantizeOp::verify() {
 } // namespace kiln
 
 #define GET_OP_CLASSES
+namespace kiln {
+namespace {
+
+/// A transpose that keeps the order of its non-unit axes moves no bytes: a reshape.
+struct TransposeOfUnitAxes : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op, PatternRewriter &rewriter) const override {
+    llvm::ArrayRef<int64_t> shape = llvm::cast<RankedTensorType>(op.getInput().getType()).getShape();
+    int64_t previous = -1;
+    for (int64_t axis : op.getPerm()) {
+      if (shape[axis] == 1)
+        continue;
+      if (axis < previous)
+        return rewriter.notifyMatchFailure(op, "moves an axis of size > 1");
+      previous = axis;
+    }
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getOutput().getType(), op.getInput());
+    return success();
+  }
+};
+
+} // namespace
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<TransposeOfUnitAxes>(context);
+}
+
+} // namespace kiln
+
 #include "ir/KilnOps.cpp.inc"

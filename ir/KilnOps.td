@@ -459,9 +459,15 @@ def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure]> {
 
 def Kiln_TransposeOp : Kiln_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let summary = "permutes axes: output axis i is input axis perm[i]";
+  let description = [{
+    Canonicalizes to `kiln.reshape` when the axes of size greater than one keep their order
+    (the permutation only moves unit axes, as torch's MultiheadAttention [S, B, E] <-> [B, S, E]
+    transposes do at batch 1): the bytes do not move, so no kernel is needed.
+  }];
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Kiln_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasCanonicalizer = 1;
 }
 
 def Kiln_ConcatOp : Kiln_Op<"concat", [Pure, InferTypeOpAdaptor]> {

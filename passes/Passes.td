@@ -103,4 +103,20 @@ def PackAttentionProjections : Pass<"kiln-pack-attention-projections", "mlir::fu
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def NormalizeLinearLayers : Pass<"kiln-normalize-linear-layers", "mlir::func::FuncOp"> {
+  let summary = "Linear layers as kiln.matmul of a 2-d weight in the shape their epilogue has";
+  let description = [{
+    Rewrites two export forms into the one kiln-form-fusion-groups takes as a linear layer:
+    `kiln.gemm` with a constant B, alpha = 1, no trans_a and beta = 1 (or no C) becomes
+    `kiln.matmul` by the weight (transposed at compile time when trans_b) plus a `kiln.add` of
+    C; and a chain of single-use reshapes of a matmul's result that keeps rows of N moves onto
+    its left operand, so the product has the shape of the residual add that follows.
+  }];
+  let options = [
+    Option<"inlineElements", "inline-elements", "int64_t", /*default=*/"16",
+           "Transposed weights with more elements become resource blobs">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 #endif // KILN_PASSES_TD
