@@ -83,7 +83,9 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
     Value lhs = gemm.getA();
     if (end != gemm.getOutput())
       lhs = ReshapeOp::create(builder, loc, withLastDim(target, typeOf(lhs).getShape().back()), lhs).getResult();
-    Value product = MatMulOp::create(builder, loc, target, lhs, weight).getResult();
+    auto matmul = MatMulOp::create(builder, loc, target, lhs, weight);
+    matmul->setDiscardableAttrs(gemm->getDiscardableAttrDictionary()); // kiln.math, say
+    Value product = matmul.getResult();
     // Bᵀ now, by the interpreter: the matmul's operand becomes a constant.
     if (transpose)
       if (llvm::Error error = replaceWithConstants(transpose, inlineElements, "weight"))
@@ -138,8 +140,9 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
     mlir::OpBuilder builder(end.getDefiningOp());
     RankedTensorType lhsType = withLastDim(typeOf(end), weight.getShape()[0]);
     Value lhs = ReshapeOp::create(builder, matmul.getLoc(), lhsType, matmul.getLhs()).getResult();
-    Value product = MatMulOp::create(builder, matmul.getLoc(), typeOf(end), lhs, matmul.getRhs()).getResult();
-    end.replaceAllUsesWith(product);
+    auto product = MatMulOp::create(builder, matmul.getLoc(), typeOf(end), lhs, matmul.getRhs());
+    product->setDiscardableAttrs(matmul->getDiscardableAttrDictionary());
+    end.replaceAllUsesWith(product.getResult());
     eraseChain(matmul.getResult(), end);
   }
 };

@@ -5,6 +5,8 @@
 // RUN: kiln inspect %t/a.kiln | FileCheck %s
 // Same module, same options: the same bytes.
 // RUN: kiln compile %s -o %t/b.kiln --quiet && cmp %t/a.kiln %t/b.kiln
+// RUN: kiln compile %s -o %t/nofusion.kiln --quiet --no-fusion
+// RUN: kiln inspect %t/nofusion.kiln | FileCheck %s --check-prefix=NOFUSION
 // RUN: kiln compile %s -o %t/tf32.kiln --quiet --precision tf32
 // RUN: kiln inspect %t/tf32.kiln | FileCheck %s --check-prefix=TF32
 // RUN: kiln inspect --json %t/a.kiln | %python -c "import json, sys; p = json.load(sys.stdin); print(len(p['steps']))" | FileCheck %s --check-prefix=JSON
@@ -28,7 +30,8 @@
 // CHECK: "conv" op="kiln.conv" conv math=strict-f32 transpose=0 xShape=[1,2,6,6] {{.*}} pads=[0,0] {{.*}} x=conv/padded:f32[1,2,6,6] w={{.*}}:f32[3,2,2,2] y=conv:f32[1,3,3,3] bias=-
 // CHECK: "relu" op="kiln.relu" kernel {{.*}} args=[conv:f32[1,3,3,3],relu:f32[1,3,3,3]]
 // A bias row with beta 1 becomes cuBLASLt's bias epilogue.
-// CHECK: "fc" op="kiln.gemm" gemm {{.*}} transB=1 {{.*}} a={{.*}}:f32[1,27] b={{.*}}:f32[4,27] d=fc:f32[1,4] c=- bias={{.*}}:f32[4]
+// CHECK: "fc" op="kiln.fusion_group" gemm {{.*}} transB=0 {{.*}} a={{.*}}:f32[1,27] b={{.*}}:f32[27,4] d=fc:f32[1,4] c=- bias={{.*}}:f32[4]
+// NOFUSION: "fc" op="kiln.gemm" gemm {{.*}} transB=1 {{.*}} a={{.*}}:f32[1,27] b={{.*}}:f32[4,27] d=fc:f32[1,4] c=- bias={{.*}}:f32[4]
 // CHECK: "same" op="copy" copy src=x:f32[1,2,5,5] dst=same:f32[1,2,5,5]
 // CHECK: "table" op="copy" copy
 // CHECK: image 0 "kernels" smVersion=90
