@@ -119,4 +119,18 @@ def NormalizeLinearLayers : Pass<"kiln-normalize-linear-layers", "mlir::func::Fu
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def FoldTransposesIntoAttention : Pass<"kiln-fold-transposes-into-attention", "mlir::func::FuncOp"> {
+  let summary = "Row-permuting transposes around attention's linear layers into its views";
+  let description = [{
+    A transpose that keeps the last axis permutes rows, and commutes with a linear layer
+    (kiln.matmul by a 2-d weight plus a bias row). Before the packed Q/K/V projection of a
+    kiln.attention, it moves into the attention's q/k/v views; after the out-projection of its
+    result, into the attention's o_view (the attention writes its result already permuted).
+    nn.MultiheadAttention's [B, S, E] <-> [S, B, E] transposes at batch > 1 disappear, and the
+    residual add after the out-projection can join its epilogue. New views are checked on every
+    element and against the runtime's alignment rules; otherwise nothing changes.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 #endif // KILN_PASSES_TD

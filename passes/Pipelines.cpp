@@ -65,6 +65,8 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
   // Last: groups are formed on the types and casts the passes above settled.
   if (options.fuse) {
     func.addPass(createNormalizeLinearLayers());
+    if (options.fuseAttention && half)
+      func.addPass(createFoldTransposesIntoAttention());
     FormFusionGroupsOptions groups;
     groups.approximateGelu = options.precision == Precision::BF16 && !options.exactGelu;
     func.addPass(createFormFusionGroups(groups));
