@@ -107,7 +107,7 @@ llvm::Error PlanBuilderImpl::lowerGemmGroup(mlir::Operation *operation) {
     return opError(operation, *problem);
   step.strideD = step.m * step.n;
   step.d = defineResult(group.getResult(0), name, *result);
-  addStep(plan::Step{name, "kiln.fusion_group", std::move(step)});
+  addStep(operation, name, "kiln.fusion_group", std::move(step));
   return llvm::Error::success();
 }
 

@@ -128,14 +128,14 @@ llvm::Error PlanBuilderImpl::lowerConv(mlir::Operation *operation) {
     pad.attrs["mode"] = std::string("constant");
     uint32_t paddedBuffer = newArenaBuffer(name + "/padded", pad.results[0]);
     // The pad amounts and value are baked into the kernel; they need no buffers.
-    if (auto err = emitKernelOp(pad, {input, std::nullopt, std::nullopt}, {paddedBuffer}, name + "/pad"))
+    if (auto err = emitKernelOp(operation, pad, {input, std::nullopt, std::nullopt}, {paddedBuffer}, name + "/pad"))
       return err;
     step.x = paddedBuffer;
     step.xShape = padded;
     step.pads.assign(rank, 0);
   }
   step.y = defineResult(op.getResult(), name, conv->desc.results[0]);
-  addStep(plan::Step{name, "kiln.conv", std::move(step)});
+  addStep(operation, name, "kiln.conv", std::move(step));
   return llvm::Error::success();
 }
 
@@ -167,7 +167,7 @@ llvm::Error PlanBuilderImpl::lowerConvTranspose(mlir::Operation *operation) {
     step.pads.assign(pads.begin(), pads.begin() + rank);
     step.yShape = y.shape;
     step.y = defineResult(op.getResult(), name, y);
-    addStep(plan::Step{name, "kiln.conv_transpose", std::move(step)});
+    addStep(operation, name, "kiln.conv_transpose", std::move(step));
     return llvm::Error::success();
   }
   // Full result without padding (plus output_padding at the end), then the window
@@ -185,7 +185,7 @@ llvm::Error PlanBuilderImpl::lowerConvTranspose(mlir::Operation *operation) {
   step.yShape = full;
   uint32_t fullBuffer = newArenaBuffer(name + "/full", tensor(y.dtype, full));
   step.y = fullBuffer;
-  addStep(plan::Step{name, "kiln.conv_transpose", std::move(step)});
+  addStep(operation, name, "kiln.conv_transpose", std::move(step));
 
   OpDesc slice;
   slice.op = "kiln.slice";
@@ -194,7 +194,7 @@ llvm::Error PlanBuilderImpl::lowerConvTranspose(mlir::Operation *operation) {
                     constantInts(steps)};
   slice.results = {y};
   uint32_t result = defineResult(op.getResult(), name, y);
-  return emitKernelOp(slice, {fullBuffer, std::nullopt, std::nullopt, std::nullopt, std::nullopt}, {result},
+  return emitKernelOp(operation, slice, {fullBuffer, std::nullopt, std::nullopt, std::nullopt, std::nullopt}, {result},
                       name + "/crop");
 }
 
@@ -267,7 +267,7 @@ llvm::Error PlanBuilderImpl::lowerMatMul(mlir::Operation *operation) {
     expand.operands = {tensor(dtype, from)};
     expand.results = {tensor(dtype, to)};
     uint32_t expanded = newArenaBuffer(expand.name, expand.results[0]);
-    if (auto err = emitKernelOp(expand, {buffer}, {expanded}, expand.name))
+    if (auto err = emitKernelOp(operation, expand, {buffer}, {expanded}, expand.name))
       return std::move(err);
     buffer = expanded;
     return rows * cols;
@@ -300,7 +300,7 @@ llvm::Error PlanBuilderImpl::lowerMatMul(mlir::Operation *operation) {
   step.a = aData;
   step.b = bData;
   step.d = defineResult(op.getResult(), name, desc->results[0]);
-  addStep(plan::Step{name, "kiln.matmul", std::move(step)});
+  addStep(operation, name, "kiln.matmul", std::move(step));
   return llvm::Error::success();
 }
 
@@ -359,14 +359,14 @@ llvm::Error PlanBuilderImpl::lowerGemm(mlir::Operation *operation) {
       expand.operands[0]->floats.reset();
       expand.results = {tensor(c.dtype, {m, n})};
       uint32_t expanded = newArenaBuffer(expand.name, expand.results[0]);
-      if (auto err = emitKernelOp(expand, {*cBuffer}, {expanded}, expand.name))
+      if (auto err = emitKernelOp(operation, expand, {*cBuffer}, {expanded}, expand.name))
         return err;
       step.c = expanded;
       step.beta = beta;
     }
   }
   step.d = defineResult(op.getResult(), name, y);
-  addStep(plan::Step{name, "kiln.gemm", std::move(step)});
+  addStep(operation, name, "kiln.gemm", std::move(step));
   return llvm::Error::success();
 }
 
@@ -425,7 +425,7 @@ llvm::Error PlanBuilderImpl::lowerAttention(mlir::Operation *operation) {
   step.o = defineResult(op.getOutput(), name, *result);
   step.oOffset = op.getOView()[0];
   step.oStrides.assign(op.getOView().begin() + 1, op.getOView().end());
-  addStep(plan::Step{name, "kiln.attention", std::move(step)});
+  addStep(operation, name, "kiln.attention", std::move(step));
   return llvm::Error::success();
 }
 

@@ -118,7 +118,8 @@ llvm::Expected<uint32_t> PlanBuilderImpl::bufferFor(mlir::Value value) {
 
 //===-- Generated kernels -------------------------------------------------===//
 
-llvm::Error PlanBuilderImpl::emitKernelOp(const OpDesc &desc, const std::vector<std::optional<uint32_t>> &operands,
+llvm::Error PlanBuilderImpl::emitKernelOp(mlir::Operation *source, const OpDesc &desc,
+                                          const std::vector<std::optional<uint32_t>> &operands,
                                           const std::vector<uint32_t> &results, const std::string &stepName) {
   auto emitted = emitKernels(desc, EmitContext{kSymbolPlaceholder});
   if (!emitted.isOk())
@@ -159,7 +160,7 @@ llvm::Error PlanBuilderImpl::emitKernelOp(const OpDesc &desc, const std::vector<
                           : arg.kind == KernelArg::Kind::Result ? results[arg.index]
                                                                 : scratch[arg.index]);
     }
-    addStep(plan::Step{stepName, desc.op, std::move(step)});
+    addStep(source, stepName, desc.op, std::move(step));
   }
   return llvm::Error::success();
 }
@@ -207,7 +208,7 @@ llvm::Error PlanBuilderImpl::lowerGeneric(mlir::Operation *op, int64_t index) {
     }
     results.push_back(bufferOf_.count(result) ? bufferOf_[result] : defineResult(result, resultName, desc->results[i]));
   }
-  return emitKernelOp(*desc, operands, results, name);
+  return emitKernelOp(op, *desc, operands, results, name);
 }
 
 //===-- The walk ----------------------------------------------------------===//
@@ -262,7 +263,7 @@ llvm::Error PlanBuilderImpl::bindOutputs(mlir::Operation *terminator) {
     if (storage < 0 || storages_[storage].isInput || storages_[storage].isOutput) {
       bound = newArenaBuffer(name, *desc);
       plan::CopyStep copy{*buffer, bound, plan_.buffers[*buffer].bytes};
-      addStep(plan::Step{name, "copy", copy});
+      addStep(nullptr, name, "copy", copy); // covers no ONNX node
       storage = storageOf_[bound];
     }
     storages_[storage].isOutput = true;

@@ -11,6 +11,7 @@
 
 #include "codegen/PlanBuilder.h"
 #include "codegen/kernels/KernelEmitter.h"
+#include "ir/Provenance.h"
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
@@ -41,10 +42,17 @@ public:
   /// Binds an op result, of `type`, to a fresh arena buffer.
   uint32_t defineResult(mlir::Value result, const std::string &name, const TensorDesc &type);
   /// Emits `desc` through the kernel emitters; operand/result buffers in slot order (an absent
-  /// optional operand has no buffer and must not be a kernel argument).
-  llvm::Error emitKernelOp(const OpDesc &desc, const std::vector<std::optional<uint32_t>> &operands,
-                           const std::vector<uint32_t> &results, const std::string &stepName);
-  void addStep(plan::Step step) { plan_.steps.push_back(std::move(step)); }
+  /// optional operand has no buffer and must not be a kernel argument). `source` is the op the
+  /// kernels are for (as in addStep).
+  llvm::Error emitKernelOp(mlir::Operation *source, const OpDesc &desc,
+                           const std::vector<std::optional<uint32_t>> &operands, const std::vector<uint32_t> &results,
+                           const std::string &stepName);
+  /// Appends a step `name` of kiln op `op` that covers the ONNX nodes of `source`'s location
+  /// (several for a fused op; none when `source` is null, as for a copy to an output).
+  void addStep(mlir::Operation *source, std::string name, std::string op, plan::StepParams params) {
+    std::vector<std::string> nodes = source ? nodeNames(source->getLoc()) : std::vector<std::string>{};
+    plan_.steps.push_back(plan::Step{std::move(name), std::move(op), std::move(nodes), std::move(params)});
+  }
   /// How an f32 conv/matmul op runs: the plan's math, or IEEE fp32 when the precision pass
   /// marked the op `kiln.math = "strict"` (`--force-precision NAME=fp32`).
   plan::MathMode mathFor(mlir::Operation *op) const;

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace kiln {
 
@@ -37,6 +38,28 @@ std::string nodeName(mlir::Operation *op) {
   if (auto node = onnxNodeOf(op->getLoc()))
     return node->name;
   return op->getName().getStringRef().str();
+}
+
+namespace {
+/// Appends the node names in `loc` that `names` lacks: onnxNodeOf's walk, over every location
+/// rather than up to the first.
+void collectNodeNames(mlir::Location loc, std::vector<std::string> &names) {
+  if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc)) {
+    for (mlir::Location inner : fused.getLocations())
+      collectNodeNames(inner, names);
+  } else if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) {
+    if (llvm::find(names, name.getName().getValue()) == names.end())
+      names.push_back(name.getName().str());
+  } else if (auto callSite = llvm::dyn_cast<mlir::CallSiteLoc>(loc)) {
+    collectNodeNames(callSite.getCallee(), names);
+  }
+}
+} // namespace
+
+std::vector<std::string> nodeNames(mlir::Location loc) {
+  std::vector<std::string> names;
+  collectNodeNames(loc, names);
+  return names;
 }
 
 std::optional<std::string> describeNode(mlir::Location loc) {

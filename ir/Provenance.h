@@ -15,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -32,6 +33,11 @@ std::optional<OnnxNode> onnxNodeOf(mlir::Location loc);
 
 /// The node name an op came from, else its op name ("kiln.add"): for messages and plan steps.
 std::string nodeName(mlir::Operation *op);
+
+/// Every ONNX node a location names (each NameLoc inside it, read as onnxNodeOf reads the
+/// first), in order, each once: the nodes a fused op (a kiln.fusion_group, a kiln.attention)
+/// covers. Empty without provenance.
+std::vector<std::string> nodeNames(mlir::Location loc);
 
 /// "node 'conv1' (Conv)" for a location with ONNX provenance: how diagnostics name a node.
 std::optional<std::string> describeNode(mlir::Location loc);

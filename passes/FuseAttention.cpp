@@ -493,8 +493,12 @@ private:
                                                       "[b, s, h, d] or [b, h, s, d]");
     }
     mlir::OpBuilder builder(m.pv);
+    // Named after the second MatMul (the step's name); every absorbed ONNX node is listed.
+    llvm::SmallVector<mlir::Location> locations{m.pv.getLoc(), m.qk.getLoc(), softmax.getLoc()};
+    for (Operation *op : m.absorbed)
+      locations.push_back(op->getLoc());
     auto attention = AttentionOp::create(
-        builder, m.pv.getLoc(), o->base.getType(), q->base, k.base, v->base, mask,
+        builder, mlir::FusedLoc::get(softmax.getContext(), locations), o->base.getType(), q->base, k.base, v->base, mask,
         builder.getDenseI64ArrayAttr({B, H, Sq, Skv, D, Dv}), builder.getF32FloatAttr((float)m.scale),
         builder.getBoolAttr(false), builder.getDenseI64ArrayAttr(q->view), builder.getDenseI64ArrayAttr(k.view),
         builder.getDenseI64ArrayAttr(v->view), builder.getDenseI64ArrayAttr(o->view),

@@ -179,7 +179,12 @@ struct PackAttentionProjectionsPass : impl::PackAttentionProjectionsBase<PackAtt
       return attention.emitError() << "internal: packing the Q, K and V weights: " << llvm::toString(std::move(error));
     if (parts[0].bias) {
       ConcatOp bias = concat({parts[0].biasValue, parts[1].biasValue, parts[2].biasValue});
-      packedValue = AddOp::create(builder, loc, packedType, packedValue, bias.getResult()).getResult();
+      llvm::SmallVector<mlir::Location> biasLocations;
+      for (Projection &p : parts)
+        biasLocations.push_back(p.bias->getLoc());
+      packedValue = AddOp::create(builder, mlir::FusedLoc::get(attention.getContext(), biasLocations), packedType,
+                                  packedValue, bias.getResult())
+                        .getResult();
       if (llvm::Error error = replaceWithConstants(bias, inlineElements, "packed"))
         return attention.emitError() << "internal: packing the Q, K and V biases: " << llvm::toString(std::move(error));
     }

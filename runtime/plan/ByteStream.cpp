@@ -41,6 +41,12 @@ void ByteWriter::u32s(std::span<const uint32_t> values) {
     u32(value);
 }
 
+void ByteWriter::strs(std::span<const std::string> values) {
+  u64(values.size());
+  for (const std::string &value : values)
+    str(value);
+}
+
 void ByteWriter::optionalU32(const std::optional<uint32_t> &value) {
   boolean(value.has_value());
   if (value)
@@ -147,6 +153,15 @@ std::vector<uint32_t> ByteReader::u32s(const char *field) {
   values.reserve(n);
   for (uint64_t i = 0; i < n && !failed_; ++i)
     values.push_back(u32(field));
+  return values;
+}
+
+std::vector<std::string> ByteReader::strs(const char *field) {
+  uint64_t n = count(field, 8); // each string is at least its u64 length
+  std::vector<std::string> values;
+  values.reserve(n);
+  for (uint64_t i = 0; i < n && !failed_; ++i)
+    values.push_back(str(field));
   return values;
 }
 

@@ -30,6 +30,7 @@ public:
   void bytes(std::span<const uint8_t> value);
   void i64s(std::span<const int64_t> values);
   void u32s(std::span<const uint32_t> values);
+  void strs(std::span<const std::string> values);
   void optionalU32(const std::optional<uint32_t> &value);
 
   std::vector<uint8_t> take() { return std::move(out_); }
@@ -54,6 +55,7 @@ public:
   std::vector<uint8_t> bytes(const char *field);
   std::vector<int64_t> i64s(const char *field);
   std::vector<uint32_t> u32s(const char *field);
+  std::vector<std::string> strs(const char *field);
   std::optional<uint32_t> optionalU32(const char *field);
   /// A vector length whose elements take at least `minElementBytes` each: refused (0 and an
   /// error) when that many elements cannot fit in what is left.

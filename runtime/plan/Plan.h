@@ -45,7 +45,7 @@
 namespace kiln::plan {
 
 /// Format version of the container; bump on any incompatible change of the byte layout.
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
 /// Alignment of buffer offsets in the arena and in the weights blob.
 inline constexpr uint64_t kBufferAlignment = 256;
 /// Alignment of the weights blob's offset in the file (a page, so it can be memory-mapped).
@@ -336,11 +336,15 @@ using StepParams = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, Attent
 struct Step {
   std::string name; // the ONNX node (or kiln op location) it comes from, for messages/profiles
   std::string op;   // the kiln op, e.g. "kiln.conv"
+  /// The ONNX nodes the step covers, in order, without duplicates (a fused step, e.g. a
+  /// kiln.fusion_group, covers several); empty when unknown (e.g. a copy for an output).
+  std::vector<std::string> nodes;
   StepParams params; // in the file: the alternative's kTag, then its fields
 
   template <class Self, class V> static void visitFields(Self &self, V &&v) {
     v("name", self.name);
     v("op", self.op);
+    v("nodes", self.nodes);
     v("params", self.params);
   }
   bool operator==(const Step &) const = default;

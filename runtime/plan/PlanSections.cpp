@@ -49,6 +49,8 @@ public:
       w_.i64s(field);
     } else if constexpr (std::is_same_v<F, std::vector<uint32_t>>) {
       w_.u32s(field);
+    } else if constexpr (std::is_same_v<F, std::vector<std::string>>) {
+      w_.strs(field);
     } else if constexpr (std::is_same_v<F, std::optional<uint32_t>>) {
       w_.optionalU32(field);
     } else if constexpr (std::is_same_v<F, std::array<uint32_t, 3>>) {
@@ -120,6 +122,8 @@ public:
       field = r_.i64s(key);
     } else if constexpr (std::is_same_v<F, std::vector<uint32_t>>) {
       field = r_.u32s(key);
+    } else if constexpr (std::is_same_v<F, std::vector<std::string>>) {
+      field = r_.strs(key);
     } else if constexpr (std::is_same_v<F, std::optional<uint32_t>>) {
       field = r_.optionalU32(key);
     } else if constexpr (std::is_same_v<F, std::array<uint32_t, 3>>) {

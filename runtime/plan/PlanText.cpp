@@ -6,9 +6,9 @@
 // name: the text as `key=value` (the record's name comes first, quoted, without a key), JSON as
 // one object per record. Blobs (cubin, PTX) show as their sizes (`cubinBytes`), buffer
 // operands as the buffer's name and tensor type (`a=conv1:bf16[1,64,56,56]`; JSON adds the
-// index). Both views work on any Plan, valid or not (unknown enum values print as "?N",
-// out-of-range indices as "?N" too), so they can show what is wrong with one that fails
-// validation.
+// index), a list of strings (a step's ONNX nodes) as its quoted strings (`nodes=["a","b"]`).
+// Both views work on any Plan, valid or not (unknown enum values print as "?N", out-of-range
+// indices as "?N" too), so they can show what is wrong with one that fails validation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,6 +108,13 @@ std::string quote(std::string_view s, bool json) {
   return out + "\"";
 }
 
+/// `["a","b"]`: each string quoted as quote() does.
+std::string stringListString(const std::vector<std::string> &values, bool json) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i)
+    s += (i ? "," : "") + quote(values[i], json);
+  return s + "]";
+}
 
 /// The buffer table entry an operand index names, or null when it is out of range.
 const Buffer *operandBuffer(const Plan &plan, uint32_t index) {
@@ -165,6 +172,8 @@ private:
       return floatString(field);
     else if constexpr (std::is_same_v<F, std::string>)
       return quote(field, false);
+    else if constexpr (std::is_same_v<F, std::vector<std::string>>)
+      return stringListString(field, false);
     else if constexpr (std::is_same_v<F, std::vector<int64_t>> || std::is_same_v<F, std::array<uint32_t, 3>> ||
                        std::is_same_v<F, std::vector<uint32_t>>)
       return listString(field);
@@ -268,6 +277,8 @@ private:
                                   : quote(std::isnan(field) ? "NaN" : field > 0 ? "Infinity" : "-Infinity", true);
     else if constexpr (std::is_same_v<F, std::string>)
       return quote(field, true);
+    else if constexpr (std::is_same_v<F, std::vector<std::string>>)
+      return stringListString(field, true);
     else if constexpr (std::is_same_v<F, std::vector<int64_t>> || std::is_same_v<F, std::array<uint32_t, 3>> ||
                        std::is_same_v<F, std::vector<uint32_t>>)
       return listString(field);

@@ -85,7 +85,7 @@ public:
       plan_.metadata.cublasLtVersion = target_.cublasLtVersion;
     if (std::holds_alternative<plan::ConvStep>(params) || std::holds_alternative<plan::AttentionStep>(params))
       plan_.metadata.cudnnVersion = target_.cudnnVersion;
-    plan_.steps.push_back({name, op, std::move(params)});
+    plan_.steps.push_back({name, op, {}, std::move(params)});
   }
   uint32_t image(const std::string &name, std::vector<uint8_t> cubin, std::string ptx) {
     plan_.images.push_back({name, plan_.metadata.computeCapability, std::move(cubin), std::move(ptx)});

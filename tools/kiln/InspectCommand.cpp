@@ -16,8 +16,9 @@ const char *const kInspectOverview =
     R"(Validates the plan (checksums, bounds) and prints its metadata (compiler and library
 versions, target GPU, precision), inputs and outputs, every buffer (arena or weights, offset,
 size), every step in execution order (generated kernel with its launch shape, cuBLASLt
-matmul, cuDNN convolution, copy), the kernel images, the arena size next to its liveness
-lower bound, and the weights size. Needs no GPU.
+matmul, cuDNN convolution or attention, copy), the kernel images, the arena size next to its
+liveness lower bound, and the weights size. Each step lists the ONNX nodes it covers
+(`nodes=[...]`): several for a fused step, none for a copy to an output. Needs no GPU.
 
 Exit status: 0 on success, 1 when the file is not a valid plan, 2 on a usage error.
 )";

@@ -12,14 +12,14 @@
 // [s, b, 3*h*d]; the result written as the [s*b, h*d] out_proj reads. Nothing else runs.
 // VIT-NOT: transpose
 // VIT-NOT: gather
-// VIT: step 0 "pv" op="kiln.attention" attention batch=1 heads=2 seqQ=24 seqKv=24 headDim=16 headDimV=16 scale=0.25 causal=0 q=qkv:bf16[24,1,96] qOffset=0 qStrides=[2304,16,96,1] k=qkv:bf16[24,1,96] kOffset=32 kStrides=[2304,16,96,1] v=qkv:bf16[24,1,96] vOffset=64 vStrides=[2304,16,96,1] o=pv:bf16[24,32] oOffset=0 oStrides=[768,16,32,1] mask=- maskOffset=0 maskStrides=[]
+// VIT: step 0 "pv" op="kiln.attention" nodes=["pv"] attention batch=1 heads=2 seqQ=24 seqKv=24 headDim=16 headDimV=16 scale=0.25 causal=0 q=qkv:bf16[24,1,96] qOffset=0 qStrides=[2304,16,96,1] k=qkv:bf16[24,1,96] kOffset=32 kStrides=[2304,16,96,1] v=qkv:bf16[24,1,96] vOffset=64 vStrides=[2304,16,96,1] o=pv:bf16[24,32] oOffset=0 oStrides=[768,16,32,1] mask=- maskOffset=0 maskStrides=[]
 // VIT-NOT: step 1 "
 
 // BERT (torch SDPA export): [b, s, h*d] views, the mask expanded over queries, fully masked rows
 // zeroed after the step (reduce_max of the mask, then one fused IsInf + Where kernel).
 // BERT-NOT: transpose
 // BERT: op="kiln.expand"
-// BERT: op="kiln.attention" attention batch=1 heads=2 seqQ=32 seqKv=32 headDim=16 headDimV=16 scale=0.25 causal=0 q={{.*}} qOffset=0 qStrides=[1024,16,32,1] {{.*}} kStrides=[1024,16,32,1] {{.*}} vStrides=[1024,16,32,1] {{.*}} oStrides=[1024,16,32,1] mask=kiln.expand:bf16[1,1,32,32] maskOffset=0 maskStrides=[0,0,32,1]
+// BERT: op="kiln.attention" nodes={{.*}}"pv"{{.*}} attention batch=1 heads=2 seqQ=32 seqKv=32 headDim=16 headDimV=16 scale=0.25 causal=0 q={{.*}} qOffset=0 qStrides=[1024,16,32,1] {{.*}} kStrides=[1024,16,32,1] {{.*}} vStrides=[1024,16,32,1] {{.*}} oStrides=[1024,16,32,1] mask=kiln.expand:bf16[1,1,32,32] maskOffset=0 maskStrides=[0,0,32,1]
 // BERT-NOT: softmax
 // BERT-NOT: transpose
 

@@ -16,19 +16,20 @@
 // CHECK: input 0 "x" type=f32[1,2,6,6]
 // CHECK: output 0 "y" type=f32[1,4]
 // CHECK: buffer {{[0-9]+}} "conv1" space=weights {{.*}} type=bf16[3,2,3,3]
-// CHECK: step 0 "conv1" op="kiln.cast" kernel {{.*}} args=[x:f32[1,2,6,6],conv1:bf16[1,2,6,6]]
-// CHECK: "conv1" op="kiln.conv" conv {{.*}} x=conv1:bf16[1,2,6,6] w=conv1:bf16[3,2,3,3] y=conv1:bf16[1,3,6,6]
-// CHECK: "relu" op="kiln.relu" kernel {{.*}} args=[conv1:bf16[1,3,6,6],relu:bf16[1,3,6,6]]
-// CHECK: "conv2" op="kiln.conv" conv {{.*}} y=conv2:bf16[1,3,6,6]
-// CHECK: "fc" op="kiln.matmul" gemm {{.*}} a={{.*}}:bf16[1,108] b=fc:bf16[108,4] d=fc:bf16[1,4]
-// CHECK: "fc" op="kiln.cast" kernel {{.*}} args=[fc:bf16[1,4],{{.*}}:f32[1,4]]
+// CHECK: step 0 "conv1" op="kiln.cast" nodes=["conv1"] kernel {{.*}} args=[x:f32[1,2,6,6],conv1:bf16[1,2,6,6]]
+// CHECK: "conv1" op="kiln.conv" nodes=["conv1"] conv {{.*}} x=conv1:bf16[1,2,6,6] w=conv1:bf16[3,2,3,3] y=conv1:bf16[1,3,6,6]
+// CHECK: "relu" op="kiln.relu" nodes=["relu"] kernel {{.*}} args=[conv1:bf16[1,3,6,6],relu:bf16[1,3,6,6]]
+// CHECK: "conv2" op="kiln.conv" nodes=["conv2"] conv {{.*}} y=conv2:bf16[1,3,6,6]
+// CHECK: "fc" op="kiln.matmul" nodes=["fc"] gemm {{.*}} a={{.*}}:bf16[1,108] b=fc:bf16[108,4] d=fc:bf16[1,4]
+// CHECK: "fc" op="kiln.cast" nodes=["fc"] kernel {{.*}} args=[fc:bf16[1,4],{{.*}}:f32[1,4]]
 
-// FORCED: "conv1" op="kiln.conv" conv {{.*}} y=conv1:bf16[1,3,6,6]
-// FORCED: "relu" op="kiln.fusion_group" kernel {{.*}} args=[conv1:bf16[1,3,6,6],relu:f16[1,3,6,6]]
-// FORCED: "conv2" op="kiln.conv" conv {{.*}} x=relu:f16[1,3,6,6] w=conv2:f16[3,3,3,3] y=conv2:f16[1,3,6,6]
+// FORCED: "conv1" op="kiln.conv" nodes=["conv1"] conv {{.*}} y=conv1:bf16[1,3,6,6]
+// The cast to f16 that conv2 reads fuses with the ReLU: that step covers both nodes.
+// FORCED: "relu" op="kiln.fusion_group" nodes=["relu","conv2"] kernel {{.*}} args=[conv1:bf16[1,3,6,6],relu:f16[1,3,6,6]]
+// FORCED: "conv2" op="kiln.conv" nodes=["conv2"] conv {{.*}} x=relu:f16[1,3,6,6] w=conv2:f16[3,3,3,3] y=conv2:f16[1,3,6,6]
 
-// STRICT: "conv1" op="kiln.conv" conv math=tf32 {{.*}} x=x:f32[1,2,6,6]
-// STRICT: "fc" op="kiln.matmul" gemm math=strict-f32 {{.*}} a={{.*}}:f32[1,108]
+// STRICT: "conv1" op="kiln.conv" nodes=["conv1"] conv math=tf32 {{.*}} x=x:f32[1,2,6,6]
+// STRICT: "fc" op="kiln.matmul" nodes=["fc"] gemm math=strict-f32 {{.*}} a={{.*}}:f32[1,108]
 
 func.func @main(%x: tensor<1x2x6x6xf32> {kiln.name = "x"}) -> (tensor<1x4xf32> {kiln.name = "y"}) {
   %w1 = kiln.constant dense<0.5> : tensor<3x2x3x3xf32>

@@ -9,8 +9,8 @@
 
 // CHECK: input 0 "x" type=bf16[2,8] buffer=x:bf16[2,8]
 // CHECK: buffer {{[0-9]+}} "x" space=arena offset={{[0-9]+}} bytes=32 type=bf16[2,8]
-// CHECK: "mm" op="kiln.matmul" gemm {{.*}} a=x:bf16[2,8] b={{.*}}:bf16[8,5] d=mm:bf16[2,5] c=- bias=-
-// CHECK: "up" op="kiln.cast" kernel {{.*}} args=[mm:bf16[2,5],up:f32[2,5]]
+// CHECK: "mm" op="kiln.matmul" nodes=["mm"] gemm {{.*}} a=x:bf16[2,8] b={{.*}}:bf16[8,5] d=mm:bf16[2,5] c=- bias=-
+// CHECK: "up" op="kiln.cast" nodes=["up"] kernel {{.*}} args=[mm:bf16[2,5],up:f32[2,5]]
 
 // JSON: "a": {"index": 0, "name": "x", "dtype": "bf16", "shape": [2,8]}
 

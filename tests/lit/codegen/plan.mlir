@@ -25,15 +25,16 @@
 // CHECK: buffer {{[0-9]+}} "conv" space=arena offset=[[CONV:[0-9]+]] bytes=108 type=f32[1,3,3,3]
 // CHECK: buffer {{[0-9]+}} "relu" space=arena offset=[[CONV]] bytes=108 type=f32[1,3,3,3]
 // CHECK: buffer {{[0-9]+}} "{{.*}}" space=arena offset=[[CONV]] bytes=108 type=f32[1,27]
-// Asymmetric padding: an explicit pad kernel, then a conv with no padding.
-// CHECK: "conv/pad" op="kiln.pad" kernel {{.*}} args=[x:f32[1,2,5,5],conv/padded:f32[1,2,6,6]]
-// CHECK: "conv" op="kiln.conv" conv math=strict-f32 transpose=0 xShape=[1,2,6,6] {{.*}} pads=[0,0] {{.*}} x=conv/padded:f32[1,2,6,6] w={{.*}}:f32[3,2,2,2] y=conv:f32[1,3,3,3] bias=-
-// CHECK: "relu" op="kiln.relu" kernel {{.*}} args=[conv:f32[1,3,3,3],relu:f32[1,3,3,3]]
+// Asymmetric padding: an explicit pad kernel, then a conv with no padding; both cover the
+// conv's node. Copies for outputs cover none.
+// CHECK: "conv/pad" op="kiln.pad" nodes=["conv"] kernel {{.*}} args=[x:f32[1,2,5,5],conv/padded:f32[1,2,6,6]]
+// CHECK: "conv" op="kiln.conv" nodes=["conv"] conv math=strict-f32 transpose=0 xShape=[1,2,6,6] {{.*}} pads=[0,0] {{.*}} x=conv/padded:f32[1,2,6,6] w={{.*}}:f32[3,2,2,2] y=conv:f32[1,3,3,3] bias=-
+// CHECK: "relu" op="kiln.relu" nodes=["relu"] kernel {{.*}} args=[conv:f32[1,3,3,3],relu:f32[1,3,3,3]]
 // A bias row with beta 1 becomes cuBLASLt's bias epilogue.
-// CHECK: "fc" op="kiln.fusion_group" gemm {{.*}} transB=0 {{.*}} a={{.*}}:f32[1,27] b={{.*}}:f32[27,4] d=fc:f32[1,4] c=- bias={{.*}}:f32[4]
-// NOFUSION: "fc" op="kiln.gemm" gemm {{.*}} transB=1 {{.*}} a={{.*}}:f32[1,27] b={{.*}}:f32[4,27] d=fc:f32[1,4] c=- bias={{.*}}:f32[4]
-// CHECK: "same" op="copy" copy src=x:f32[1,2,5,5] dst=same:f32[1,2,5,5]
-// CHECK: "table" op="copy" copy
+// CHECK: "fc" op="kiln.fusion_group" nodes=["fc"] gemm {{.*}} transB=0 {{.*}} a={{.*}}:f32[1,27] b={{.*}}:f32[27,4] d=fc:f32[1,4] c=- bias={{.*}}:f32[4]
+// NOFUSION: "fc" op="kiln.gemm" nodes=["fc"] gemm {{.*}} transB=1 {{.*}} a={{.*}}:f32[1,27] b={{.*}}:f32[4,27] d=fc:f32[1,4] c=- bias={{.*}}:f32[4]
+// CHECK: "same" op="copy" nodes=[] copy src=x:f32[1,2,5,5] dst=same:f32[1,2,5,5]
+// CHECK: "table" op="copy" nodes=[] copy
 // CHECK: image 0 "kernels" smVersion=90
 
 // TF32: precision="tf32"

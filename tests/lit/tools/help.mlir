@@ -62,6 +62,8 @@
 // BENCH-DAG: --profile
 // BENCH-DAG: --timing-cache=<file>
 
+// INSPECT: OVERVIEW: Validates the plan
+// INSPECT: Each step lists the ONNX nodes it covers
 // INSPECT: USAGE: kiln inspect [options] <model.kiln>
 // INSPECT: --json {{.*}}The same content as JSON
 

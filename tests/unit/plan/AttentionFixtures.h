@@ -90,7 +90,8 @@ inline Plan makeAttentionPlan(DType denseType = DType::F16) {
   dense.q = q2, dense.k = k2, dense.v = v2, dense.o = o2;
   dense.qStrides = dense.kStrides = dense.vStrides = dense.oStrides = {H2 * S2 * D, S2 * D, D, 1};
 
-  plan.steps = {{"packed", "kiln.attention", packed}, {"dense", "kiln.attention", dense}};
+  plan.steps = {{"packed", "kiln.attention", {"qk", "softmax", "packed"}, packed},
+                {"dense", "kiln.attention", {"dense"}, dense}};
   plan.metadata.arenaBytes = plan.metadata.arenaLowerBound = buffers.arenaBytes();
   std::vector<uint8_t> weights(buffers.weightsBytes());
   for (size_t i = 0; i < weights.size(); ++i)

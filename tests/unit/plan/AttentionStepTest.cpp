@@ -42,9 +42,10 @@ TEST(AttentionStep, RoundTripsThroughTheFile) {
 TEST(AttentionStep, TextAndJsonShowEveryField) {
   Plan plan = makeAttentionPlan();
   std::string text = planToText(plan);
-  EXPECT_NE(text.find("step 0 \"packed\" op=\"kiln.attention\" attention batch=2 heads=3 seqQ=37 seqKv=37 headDim=64 "
-                      "headDimV=64 scale=0.125 causal=0 q=qkv:bf16[2,37,3,3,64] qOffset=0 qStrides=[21312,64,576,1] "
-                      "k=qkv:bf16[2,37,3,3,64] kOffset=192 kStrides=[21312,64,576,1] v=qkv"),
+  EXPECT_NE(text.find("step 0 \"packed\" op=\"kiln.attention\" nodes=[\"qk\",\"softmax\",\"packed\"] attention "
+                      "batch=2 heads=3 seqQ=37 seqKv=37 headDim=64 headDimV=64 scale=0.125 causal=0 "
+                      "q=qkv:bf16[2,37,3,3,64] qOffset=0 qStrides=[21312,64,576,1] k=qkv:bf16[2,37,3,3,64] "
+                      "kOffset=192 kStrides=[21312,64,576,1] v=qkv"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("o=o:bf16[2,37,3,64] oOffset=0 oStrides=[7104,64,192,1] mask=mask:bf16[2,1,37,37] "
@@ -54,7 +55,10 @@ TEST(AttentionStep, TextAndJsonShowEveryField) {
   EXPECT_NE(text.find("causal=1"), std::string::npos) << text;
   EXPECT_NE(text.find("mask=- maskOffset=0 maskStrides=[]\n"), std::string::npos) << text;
   std::string json = planToJson(plan);
-  EXPECT_NE(json.find("\"kind\": \"attention\", \"batch\": 2, \"heads\": 3"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"op\": \"kiln.attention\", \"nodes\": [\"qk\",\"softmax\",\"packed\"], \"kind\": "
+                      "\"attention\", \"batch\": 2, \"heads\": 3"),
+            std::string::npos)
+      << json;
   EXPECT_NE(json.find("\"mask\": {\"index\": 1, \"name\": \"mask\", \"dtype\": \"bf16\", \"shape\": [2,1,37,37]}, "
                       "\"maskOffset\": 0, \"maskStrides\": [1369,0,37,1]}"),
             std::string::npos)

@@ -103,17 +103,21 @@ TEST(PlanCorruption, WrongMagic) {
 
 TEST(PlanCorruption, UnknownFormatVersion) {
   std::vector<uint8_t> bytes = serializePlan(makeSamplePlan());
-  write32(bytes, format::kVersionOffset, 3);
+  write32(bytes, format::kVersionOffset, 4);
   resealPlanBytes(bytes); // a well-formed file from a future kiln
   StatusOr<Plan> parsed = parsePlan(bytes, "future.kiln");
   EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidPlan);
   EXPECT_EQ(parsed.status().message(),
-            "future.kiln: unknown plan format version 3; this runtime reads version 2 only: recompile the model with "
+            "future.kiln: unknown plan format version 4; this runtime reads version 3 only: recompile the model with "
             "the `kiln compile` that matches this runtime (or load it with the runtime of the kiln that wrote it)");
-  // A file of the previous format (before per-buffer types) is refused the same way.
-  write32(bytes, format::kVersionOffset, 1);
-  resealPlanBytes(bytes);
-  EXPECT_PARSE_ERROR(bytes, "unknown plan format version 1; this runtime reads version 2 only");
+  // Files of earlier formats (2: steps without their ONNX nodes; 1: before per-buffer types)
+  // are refused the same way.
+  for (uint32_t old : {2u, 1u}) {
+    write32(bytes, format::kVersionOffset, old);
+    resealPlanBytes(bytes);
+    EXPECT_PARSE_ERROR(bytes, "unknown plan format version " + std::to_string(old) +
+                                  "; this runtime reads version 3 only");
+  }
 }
 
 TEST(PlanCorruption, SizeMismatch) {
@@ -172,7 +176,7 @@ TEST(PlanCorruption, NonCanonicalLayoutBehindValidChecksums) {
   std::vector<uint8_t> flags = good;
   write32(flags, format::kFlagsOffset, 4);
   resealPlanBytes(flags);
-  EXPECT_PARSE_ERROR(flags, "the header has flags 4 that format version 2 does not define");
+  EXPECT_PARSE_ERROR(flags, "the header has flags 4 that format version 3 does not define");
 
   std::vector<uint8_t> header = good;
   write32(header, format::kHeaderSizeOffset, 48);
@@ -180,18 +184,18 @@ TEST(PlanCorruption, NonCanonicalLayoutBehindValidChecksums) {
   EXPECT_PARSE_ERROR(header, "header says header size 48, 6 sections of 24 bytes");
 }
 
-/// A plan whose steps section is just one copy step with empty strings, so that field offsets
-/// inside the section are easy to compute: u64 count, u64 name length, u64 op length, u8 tag,
-/// u32 src, u32 dst, u64 bytes: 41 bytes.
+/// A plan whose steps section is just one copy step with empty strings and no nodes, so that
+/// field offsets inside the section are easy to compute: u64 count, u64 name length, u64 op
+/// length, u64 nodes count, u8 tag, u32 src, u32 dst, u64 bytes: 49 bytes.
 Plan oneCopyPlan() {
   Plan plan;
   plan.metadata.arenaBytes = 512;
   plan.buffers = {{"a", MemorySpace::Arena, 0, 256, DType::F32, {8, 8}},
                   {"b", MemorySpace::Arena, 256, 256, DType::F32, {8, 8}}};
-  plan.steps = {{"", "", CopyStep{0, 1, 256}}};
+  plan.steps = {{"", "", {}, CopyStep{0, 1, 256}}};
   return plan;
 }
-constexpr size_t kStepCountAt = 0, kNameLengthAt = 8, kTagAt = 24;
+constexpr size_t kStepCountAt = 0, kNameLengthAt = 8, kNodesCountAt = 24, kTagAt = 32;
 
 std::vector<uint8_t> withStepsField(const Plan &plan, size_t at, uint64_t value, size_t width) {
   std::vector<uint8_t> bytes = serializePlan(plan);
@@ -213,10 +217,13 @@ TEST(PlanCorruption, GarbageLengthsDoNotAllocate) {
     const char *message;
   } cases[] = {
       {kStepCountAt, uint64_t(1) << 60, "section 'steps' is malformed at byte 0: step count says 1152921504606846976 "
-                                        "elements of at least 17 bytes, but only 33 bytes are left"},
+                                        "elements of at least 25 bytes, but only 41 bytes are left"},
       {kStepCountAt, ~uint64_t(0), "step count says 18446744073709551615 elements"},
-      {kStepCountAt, 2, "step count says 2 elements of at least 17 bytes, but only 33 bytes are left"},
-      {kNameLengthAt, uint64_t(1) << 40, "(in step 0 '') at byte 8: name says 1099511627776 elements of at least 1 bytes, but only 25"},
+      {kStepCountAt, 2, "step count says 2 elements of at least 25 bytes, but only 41 bytes are left"},
+      {kNameLengthAt, uint64_t(1) << 40, "(in step 0 '') at byte 8: name says 1099511627776 elements of at least 1 bytes, but only 33"},
+      {kNodesCountAt, uint64_t(1) << 58, "(in step 0 '') at byte 24: nodes says 288230376151711744 elements of at "
+                                         "least 8 bytes, but only 17 bytes are left"},
+      {kNodesCountAt, 3, "nodes says 3 elements of at least 8 bytes, but only 17 bytes are left"},
   };
   for (const Case &c : cases) {
     std::vector<uint8_t> bytes = withStepsField(plan, c.at, c.value, 8);
@@ -250,14 +257,14 @@ TEST(PlanCorruption, GarbageLengthsDoNotAllocate) {
 TEST(PlanCorruption, UnknownStepKindAndBadBoolean) {
   Plan plan = oneCopyPlan();
   EXPECT_PARSE_ERROR(withStepsField(plan, kTagAt, 9, 1),
-                     "section 'steps' is malformed (in step 0 '') at byte 25: unknown step kind 9 (this kiln knows "
+                     "section 'steps' is malformed (in step 0 '') at byte 33: unknown step kind 9 (this kiln knows "
                      "1=kernel, 2=gemm, 3=conv, 4=copy, 5=attention)");
 
   Plan gemm = oneCopyPlan();
   GemmStep g;
   g.m = g.n = g.k = 8;
   g.a = 0, g.b = 0, g.d = 1;
-  gemm.steps = {{"", "", g}};
+  gemm.steps = {{"", "", {}, g}};
   gemm.metadata.cublasLtVersion = 130100;
   ASSERT_TRUE(parsePlan(serializePlan(gemm)).isOk());
   // tag, math, batch, m, n, k (4 x 8 bytes), then transA.
@@ -269,7 +276,7 @@ TEST(PlanCorruption, TrailingBytesInASection) {
   // Claim one step fewer: the copy step's bytes are left over.
   write64(bytes, sectionOffset(bytes, SectionKind::Steps), 0);
   resealPlanBytes(bytes);
-  EXPECT_PARSE_ERROR(bytes, "section 'steps' is malformed at byte 8: 33 bytes are left over after the last element");
+  EXPECT_PARSE_ERROR(bytes, "section 'steps' is malformed at byte 8: 41 bytes are left over after the last element");
 }
 
 TEST(PlanCorruption, RandomGarbageNeverCrashes) {

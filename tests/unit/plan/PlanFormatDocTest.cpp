@@ -89,6 +89,8 @@ private:
       return "vec<i64>";
     else if constexpr (std::is_same_v<F, std::vector<uint32_t>>)
       return "vec<u32>";
+    else if constexpr (std::is_same_v<F, std::vector<std::string>>)
+      return "vec<str>";
     else if constexpr (std::is_same_v<F, std::optional<uint32_t>>)
       return "opt<u32>";
     else
@@ -156,6 +158,7 @@ TEST(PlanFormatDoc, TableNamesEveryFieldKind) {
   EXPECT_NE(gemm.find("buf a, buf b, buf d, opt<buf> c, opt<buf> bias` |"), std::string::npos) << gemm;
   EXPECT_EQ(kernel, "| kernel (kind 1) | `img image, str function, u32 grid[3], u32 block[3], u32 sharedBytes, "
                     "vec<buf> args` |\n");
+  EXPECT_EQ(recordRow<Step>(), "| step | `str name, str op, vec<str> nodes, u8 kind, params` |\n");
 }
 
 } // namespace

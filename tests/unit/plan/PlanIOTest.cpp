@@ -76,7 +76,8 @@ TEST(PlanIO, RoundTripOfEmptyAndUnusualValues) {
   g.alpha = -0.0f;
   g.beta = 1e-45f;
   g.a = 3, g.b = 3, g.c = 4, g.d = 4;
-  plan.steps = {{"g", "kiln.gemm", g}};
+  // Node names are bytes: empty, with a NUL, not UTF-8.
+  plan.steps = {{"g", "kiln.gemm", {"", std::string("a\0b", 3), "\xff"}, g}};
   plan.metadata.cublasLtVersion = 130100;
   ASSERT_TRUE(validatePlan(plan).isOk()) << validatePlan(plan).toString();
   std::vector<uint8_t> bytes = serializePlan(plan);
@@ -84,6 +85,7 @@ TEST(PlanIO, RoundTripOfEmptyAndUnusualValues) {
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   EXPECT_EQ(parsed.value(), plan);
   EXPECT_TRUE(std::signbit(std::get<GemmStep>(parsed.value().steps[0].params).alpha));
+  EXPECT_EQ(parsed.value().steps[0].nodes, (std::vector<std::string>{"", std::string("a\0b", 3), "\xff"}));
   EXPECT_EQ(serializePlan(parsed.value()), bytes);
   EXPECT_EQ(parsed.value().weights.size(), 0u);
 }

@@ -144,7 +144,7 @@ TEST(PlanText, JsonCheckerRejectsInvalidJson) {
 TEST(PlanText, TextOfTheSamplePlan) {
   Plan plan = makeSamplePlan();
   std::string expected =
-      "kiln-plan format=2 weightsBytes=3904\n"
+      "kiln-plan format=3 weightsBytes=3904\n"
       "metadata compilerVersion=\"0.1.0\" computeCapability=90 cudaVersion=13.0 cudnnVersion=9.19.0 "
       "cublasLtVersion=13.1.0 precision=\"tf32\" model=\"tiny.onnx\" arenaBytes=5376 arenaLowerBound=4000\n"
       "input 0 \"x\" type=f32[1,3,8,8] buffer=x:f32[1,3,8,8]\n"
@@ -162,23 +162,24 @@ TEST(PlanText, TextOfTheSamplePlan) {
       "buffer 9 \"up.w\" space=weights offset=3584 bytes=128 type=f32[4,2,2,2]\n"
       "buffer 10 \"up.y\" space=arena offset=3328 bytes=2048 type=f32[1,2,16,16]\n"
       "buffer 11 \"bmm.b\" space=weights offset=3840 bytes=64 type=f32[4,4]\n"
-      "step 0 \"/conv1/Conv\" op=\"kiln.conv\" conv math=tf32 transpose=0 xShape=[1,3,8,8] wShape=[4,3,3,3] "
-      "yShape=[1,4,8,8] pads=[1,1] strides=[1,1] dilations=[1,1] groups=1 activation=relu x=x:f32[1,3,8,8] "
-      "w=conv.w:f32[4,3,3,3] y=conv.y:f32[1,4,8,8] bias=conv.b:f32[4]\n"
-      "step 1 \"/relu1/Relu\" op=\"kiln.relu\" kernel image=0 function=\"relu_f32_256\" grid=[1,1,1] "
-      "block=[256,1,1] sharedBytes=0 args=[conv.y:f32[1,4,8,8],relu.y:f32[1,4,8,8]]\n"
-      "step 2 \"/fc/Gemm\" op=\"kiln.gemm\" gemm math=tf32 batch=1 m=4 n=10 k=64 transA=0 transB=0 strideA=0 "
-      "strideB=0 strideC=0 strideD=0 alpha=1 beta=0 activation=none a=relu.y:f32[1,4,8,8] b=fc.w:f32[64,10] "
-      "d=fc.y:f32[4,10] c=- bias=fc.b:f32[10]\n"
-      "step 3 \"/Reshape\" op=\"kiln.reshape\" copy src=fc.y:f32[4,10] dst=y:f32[4,10] bytes=160\n"
-      "step 4 \"/up/ConvTranspose\" op=\"kiln.conv_transpose\" conv math=strict-f32 transpose=1 xShape=[1,4,8,8] "
-      "wShape=[4,2,2,2] yShape=[1,2,16,16] pads=[0,0] strides=[2,2] dilations=[1,1] groups=1 activation=none "
-      "x=conv.y:f32[1,4,8,8] w=up.w:f32[4,2,2,2] y=up.y:f32[1,2,16,16] bias=-\n"
-      "step 5 \"/bmm/MatMul\" op=\"kiln.matmul\" gemm math=strict-f32 batch=2 m=4 n=4 k=4 transA=1 transB=1 "
-      "strideA=16 strideB=0 strideC=16 strideD=16 alpha=0.25 beta=0.5 activation=gelu a=relu.y:f32[1,4,8,8] "
-      "b=bmm.b:f32[4,4] d=up.y:f32[1,2,16,16] c=up.y:f32[1,2,16,16] bias=-\n"
-      "step 6 \"/tail/Mul\" op=\"kiln.mul\" kernel image=1 function=\"scale\" grid=[2,3,4] block=[8,8,4] "
-      "sharedBytes=128 args=[]\n"
+      "step 0 \"/conv1/Conv\" op=\"kiln.conv\" nodes=[\"/conv1/Conv\"] conv math=tf32 transpose=0 "
+      "xShape=[1,3,8,8] wShape=[4,3,3,3] yShape=[1,4,8,8] pads=[1,1] strides=[1,1] dilations=[1,1] groups=1 "
+      "activation=relu x=x:f32[1,3,8,8] w=conv.w:f32[4,3,3,3] y=conv.y:f32[1,4,8,8] bias=conv.b:f32[4]\n"
+      "step 1 \"/relu1/Relu\" op=\"kiln.relu\" nodes=[\"/relu1/Relu\"] kernel image=0 function=\"relu_f32_256\" "
+      "grid=[1,1,1] block=[256,1,1] sharedBytes=0 args=[conv.y:f32[1,4,8,8],relu.y:f32[1,4,8,8]]\n"
+      "step 2 \"/fc/Gemm\" op=\"kiln.gemm\" nodes=[\"/fc/Gemm\"] gemm math=tf32 batch=1 m=4 n=10 k=64 transA=0 "
+      "transB=0 strideA=0 strideB=0 strideC=0 strideD=0 alpha=1 beta=0 activation=none a=relu.y:f32[1,4,8,8] "
+      "b=fc.w:f32[64,10] d=fc.y:f32[4,10] c=- bias=fc.b:f32[10]\n"
+      "step 3 \"/Reshape\" op=\"kiln.reshape\" nodes=[] copy src=fc.y:f32[4,10] dst=y:f32[4,10] bytes=160\n"
+      "step 4 \"/up/ConvTranspose\" op=\"kiln.conv_transpose\" nodes=[\"/up/ConvTranspose\"] conv math=strict-f32 "
+      "transpose=1 xShape=[1,4,8,8] wShape=[4,2,2,2] yShape=[1,2,16,16] pads=[0,0] strides=[2,2] dilations=[1,1] "
+      "groups=1 activation=none x=conv.y:f32[1,4,8,8] w=up.w:f32[4,2,2,2] y=up.y:f32[1,2,16,16] bias=-\n"
+      "step 5 \"/bmm/MatMul\" op=\"kiln.matmul\" nodes=[\"/bmm/MatMul\",\"/bmm/Mul\",\"/bmm/Add\"] gemm "
+      "math=strict-f32 batch=2 m=4 n=4 k=4 transA=1 transB=1 strideA=16 strideB=0 strideC=16 strideD=16 "
+      "alpha=0.25 beta=0.5 activation=gelu a=relu.y:f32[1,4,8,8] b=bmm.b:f32[4,4] d=up.y:f32[1,2,16,16] "
+      "c=up.y:f32[1,2,16,16] bias=-\n"
+      "step 6 \"/tail/Mul\" op=\"kiln.mul\" nodes=[\"/tail/Mul\"] kernel image=1 function=\"scale\" grid=[2,3,4] "
+      "block=[8,8,4] sharedBytes=128 args=[]\n"
       "image 0 \"kernels0\" smVersion=90 cubinBytes=64 ptxBytes=" + std::to_string(plan.images[0].ptx.size()) + "\n"
       "image 1 \"kernels1\" smVersion=90 cubinBytes=0 ptxBytes=" + std::to_string(plan.images[1].ptx.size()) + "\n";
   EXPECT_EQ(planToText(plan), expected);
@@ -218,7 +219,7 @@ TEST(PlanText, JsonOfTheSamplePlan) {
   JsonChecker checker(json);
   EXPECT_TRUE(checker.valid()) << "invalid JSON near byte " << checker.position() << ":\n" << json;
   for (const std::string &line : {
-           std::string("{\n  \"format\": 2,\n"),
+           std::string("{\n  \"format\": 3,\n"),
            std::string("  \"metadata\": {\"compilerVersion\": \"0.1.0\", \"computeCapability\": 90, \"cudaVersion\": "
                        "13000, \"cudnnVersion\": 91900, \"cublasLtVersion\": 130100, \"precision\": \"tf32\", "
                        "\"model\": \"tiny.onnx\", \"arenaBytes\": 5376, \"arenaLowerBound\": 4000},\n"),
@@ -229,28 +230,32 @@ TEST(PlanText, JsonOfTheSamplePlan) {
                        "\"name\": \"up.y\", \"dtype\": \"f32\", \"shape\": [1,2,16,16]}}\n"),
            std::string("    {\"name\": \"bmm.b\", \"space\": \"weights\", \"offset\": 3840, \"bytes\": 64, \"dtype\": "
                        "\"f32\", \"shape\": [4,4]}\n  ],\n"),
-           std::string("    {\"name\": \"/conv1/Conv\", \"op\": \"kiln.conv\", \"kind\": \"conv\", \"math\": \"tf32\", "
-                       "\"transpose\": false, \"xShape\": [1,3,8,8], \"wShape\": [4,3,3,3], \"yShape\": [1,4,8,8], "
-                       "\"pads\": [1,1], \"strides\": [1,1], \"dilations\": [1,1], \"groups\": 1, \"activation\": "
-                       "\"relu\", \"x\": {\"index\": 0, \"name\": \"x\", \"dtype\": \"f32\", \"shape\": [1,3,8,8]}, "
-                       "\"w\": {\"index\": 1, \"name\": \"conv.w\", \"dtype\": \"f32\", \"shape\": [4,3,3,3]}, \"y\": "
-                       "{\"index\": 3, \"name\": \"conv.y\", \"dtype\": \"f32\", \"shape\": [1,4,8,8]}, \"bias\": "
-                       "{\"index\": 2, \"name\": \"conv.b\", \"dtype\": \"f32\", \"shape\": [4]}},\n"),
-           std::string("    {\"name\": \"/relu1/Relu\", \"op\": \"kiln.relu\", \"kind\": \"kernel\", \"image\": 0, "
-                       "\"function\": \"relu_f32_256\", \"grid\": [1,1,1], \"block\": [256,1,1], \"sharedBytes\": 0, "
-                       "\"args\": [{\"index\": 3, \"name\": \"conv.y\", \"dtype\": \"f32\", \"shape\": [1,4,8,8]}, "
-                       "{\"index\": 4, \"name\": \"relu.y\", \"dtype\": \"f32\", \"shape\": [1,4,8,8]}]},\n"),
-           std::string("    {\"name\": \"/fc/Gemm\", \"op\": \"kiln.gemm\", \"kind\": \"gemm\", \"math\": \"tf32\", "
-                       "\"batch\": 1, \"m\": 4, \"n\": 10, \"k\": 64, \"transA\": false, \"transB\": false, "
-                       "\"strideA\": 0, \"strideB\": 0, \"strideC\": 0, \"strideD\": 0, \"alpha\": 1, \"beta\": 0, "
-                       "\"activation\": \"none\", \"a\": {\"index\": 4, \"name\": \"relu.y\", \"dtype\": \"f32\", "
-                       "\"shape\": [1,4,8,8]}, \"b\": {\"index\": 5, \"name\": \"fc.w\", \"dtype\": \"f32\", \"shape\": "
-                       "[64,10]}, \"d\": {\"index\": 7, \"name\": \"fc.y\", \"dtype\": \"f32\", \"shape\": [4,10]}, "
-                       "\"c\": null, \"bias\": {\"index\": 6, \"name\": \"fc.b\", \"dtype\": \"f32\", \"shape\": "
-                       "[10]}},\n"),
-           std::string("    {\"name\": \"/Reshape\", \"op\": \"kiln.reshape\", \"kind\": \"copy\", \"src\": {\"index\": "
-                       "7, \"name\": \"fc.y\", \"dtype\": \"f32\", \"shape\": [4,10]}, \"dst\": {\"index\": 8, "
-                       "\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [4,10]}, \"bytes\": 160},\n"),
+           std::string("    {\"name\": \"/conv1/Conv\", \"op\": \"kiln.conv\", \"nodes\": [\"/conv1/Conv\"], \"kind\": "
+                       "\"conv\", \"math\": \"tf32\", \"transpose\": false, \"xShape\": [1,3,8,8], \"wShape\": "
+                       "[4,3,3,3], \"yShape\": [1,4,8,8], \"pads\": [1,1], \"strides\": [1,1], \"dilations\": [1,1], "
+                       "\"groups\": 1, \"activation\": \"relu\", \"x\": {\"index\": 0, \"name\": \"x\", \"dtype\": "
+                       "\"f32\", \"shape\": [1,3,8,8]}, \"w\": {\"index\": 1, \"name\": \"conv.w\", \"dtype\": "
+                       "\"f32\", \"shape\": [4,3,3,3]}, \"y\": {\"index\": 3, \"name\": \"conv.y\", \"dtype\": "
+                       "\"f32\", \"shape\": [1,4,8,8]}, \"bias\": {\"index\": 2, \"name\": \"conv.b\", \"dtype\": "
+                       "\"f32\", \"shape\": [4]}},\n"),
+           std::string("    {\"name\": \"/relu1/Relu\", \"op\": \"kiln.relu\", \"nodes\": [\"/relu1/Relu\"], \"kind\": "
+                       "\"kernel\", \"image\": 0, \"function\": \"relu_f32_256\", \"grid\": [1,1,1], \"block\": "
+                       "[256,1,1], \"sharedBytes\": 0, \"args\": [{\"index\": 3, \"name\": \"conv.y\", \"dtype\": "
+                       "\"f32\", \"shape\": [1,4,8,8]}, {\"index\": 4, \"name\": \"relu.y\", \"dtype\": \"f32\", "
+                       "\"shape\": [1,4,8,8]}]},\n"),
+           std::string("    {\"name\": \"/fc/Gemm\", \"op\": \"kiln.gemm\", \"nodes\": [\"/fc/Gemm\"], \"kind\": "
+                       "\"gemm\", \"math\": \"tf32\", \"batch\": 1, \"m\": 4, \"n\": 10, \"k\": 64, \"transA\": false, "
+                       "\"transB\": false, \"strideA\": 0, \"strideB\": 0, \"strideC\": 0, \"strideD\": 0, \"alpha\": "
+                       "1, \"beta\": 0, \"activation\": \"none\", \"a\": {\"index\": 4, \"name\": \"relu.y\", "
+                       "\"dtype\": \"f32\", \"shape\": [1,4,8,8]}, \"b\": {\"index\": 5, \"name\": \"fc.w\", "
+                       "\"dtype\": \"f32\", \"shape\": [64,10]}, \"d\": {\"index\": 7, \"name\": \"fc.y\", \"dtype\": "
+                       "\"f32\", \"shape\": [4,10]}, \"c\": null, \"bias\": {\"index\": 6, \"name\": \"fc.b\", "
+                       "\"dtype\": \"f32\", \"shape\": [10]}},\n"),
+           std::string("    {\"name\": \"/Reshape\", \"op\": \"kiln.reshape\", \"nodes\": [], \"kind\": \"copy\", "
+                       "\"src\": {\"index\": 7, \"name\": \"fc.y\", \"dtype\": \"f32\", \"shape\": [4,10]}, \"dst\": "
+                       "{\"index\": 8, \"name\": \"y\", \"dtype\": \"f32\", \"shape\": [4,10]}, \"bytes\": 160},\n"),
+           std::string("{\"name\": \"/bmm/MatMul\", \"op\": \"kiln.matmul\", \"nodes\": "
+                       "[\"/bmm/MatMul\",\"/bmm/Mul\",\"/bmm/Add\"], \"kind\": \"gemm\", "),
            std::string("\"alpha\": 0.25, \"beta\": 0.5, \"activation\": \"gelu\", \"a\": {\"index\": 4, "),
            std::string("\"c\": {\"index\": 10, \"name\": \"up.y\", \"dtype\": \"f32\", \"shape\": [1,2,16,16]}, "
                        "\"bias\": null},\n"),
@@ -264,6 +269,7 @@ TEST(PlanText, StringsAreEscaped) {
   Plan plan = makeSamplePlan();
   plan.buffers[0].name = std::string("a\"b\\c\nd\x01" "e\xff" "f\xc3\xa9g\xed\xa0\x80"); // \xed\xa0\x80: a surrogate
   plan.steps[1].name = "tab\there";
+  plan.steps[1].nodes = {"tab\there", "q\"uote", "", "\xff"};
   std::string text = planToText(plan);
   EXPECT_NE(text.find("buffer 0 \"a\\\"b\\\\c\\nd\\x01e\\xfff\xc3\xa9g\\xed\\xa0\\x80\" space=arena"),
             std::string::npos)
@@ -271,12 +277,16 @@ TEST(PlanText, StringsAreEscaped) {
   // The same name as an operand: quoted the same way.
   EXPECT_NE(text.find(" x=\"a\\\"b\\\\c\\nd\\x01e\\xfff\xc3\xa9g\\xed\\xa0\\x80\":f32[1,3,8,8] "), std::string::npos)
       << text;
-  EXPECT_NE(text.find("step 1 \"tab\\there\""), std::string::npos) << text;
+  EXPECT_NE(text.find("step 1 \"tab\\there\" op=\"kiln.relu\" nodes=[\"tab\\there\",\"q\\\"uote\",\"\",\"\\xff\"] "
+                      "kernel "),
+            std::string::npos)
+      << text;
   std::string json = planToJson(plan);
   EXPECT_TRUE(JsonChecker(json).valid()) << json;
   EXPECT_NE(json.find("{\"name\": \"a\\\"b\\\\c\\nd\\u0001e\\ufffdf\xc3\xa9g\\ufffd\\ufffd\\ufffd\", \"space\""),
             std::string::npos)
       << json;
+  EXPECT_NE(json.find("\"nodes\": [\"tab\\there\",\"q\\\"uote\",\"\",\"\\ufffd\"], "), std::string::npos) << json;
 }
 
 TEST(PlanText, ViewsOfAnInvalidPlanStillWork) {
@@ -308,7 +318,7 @@ TEST(PlanText, ViewsOfAnInvalidPlanStillWork) {
 
 TEST(PlanText, EmptyPlan) {
   Plan plan;
-  EXPECT_EQ(planToText(plan), "kiln-plan format=2 weightsBytes=0\n"
+  EXPECT_EQ(planToText(plan), "kiln-plan format=3 weightsBytes=0\n"
                               "metadata compilerVersion=\"\" computeCapability=90 cudaVersion=none cudnnVersion=none "
                               "cublasLtVersion=none precision=\"\" model=\"\" arenaBytes=0 arenaLowerBound=0\n");
   std::string json = planToJson(plan);

@@ -253,7 +253,7 @@ Plan typedGemmPlan(DType ab, DType d) {
   GemmStep g;
   g.m = 4, g.n = 5, g.k = 8;
   g.a = 0, g.b = 1, g.bias = 2, g.d = 3;
-  plan.steps = {{"fc", "kiln.gemm", g}};
+  plan.steps = {{"fc", "kiln.gemm", {"fc"}, g}};
   plan.setWeights(std::vector<uint8_t>(512));
   return plan;
 }
