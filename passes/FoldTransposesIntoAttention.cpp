@@ -132,6 +132,18 @@ std::optional<std::pair<MatMulOp, AddOp>> linearLayer(Value value) {
   return std::make_pair(matmul, bias);
 }
 
+/// The linear layer `matmul` [+ `bias`] applied to `input` instead, giving `type`.
+Value rebuildLayer(mlir::OpBuilder &builder, MatMulOp matmul, AddOp bias, Value input, RankedTensorType type) {
+  auto product = MatMulOp::create(builder, matmul.getLoc(), type, input, matmul.getRhs());
+  product->setDiscardableAttrs(matmul->getDiscardableAttrDictionary());
+  Value value = product.getResult();
+  if (bias) {
+    Value row = bias.getLhs() == matmul.getResult() ? bias.getRhs() : bias.getLhs();
+    value = AddOp::create(builder, bias.getLoc(), type, value, row).getResult();
+  }
+  return value;
+}
+
 int64_t elementBytes(Value v) { return typeOf(v).getElementType().getIntOrFloatBitWidth() / 8; }
 
 struct FoldTransposesIntoAttentionPass : impl::FoldTransposesIntoAttentionBase<FoldTransposesIntoAttentionPass> {
@@ -174,14 +186,7 @@ struct FoldTransposesIntoAttentionPass : impl::FoldTransposesIntoAttentionBase<F
       return false;
 
     mlir::OpBuilder builder(attention);
-    RankedTensorType baseType = typeOf(packed).clone(baseShape);
-    auto product = MatMulOp::create(builder, matmul.getLoc(), baseType, x, matmul.getRhs());
-    product->setDiscardableAttrs(matmul->getDiscardableAttrDictionary());
-    Value base = product.getResult();
-    if (bias) {
-      Value row = bias.getLhs() == matmul.getResult() ? bias.getRhs() : bias.getLhs();
-      base = AddOp::create(builder, bias.getLoc(), baseType, base, row).getResult();
-    }
+    Value base = rebuildLayer(builder, matmul, bias, x, typeOf(packed).clone(baseShape));
     attention.getQMutable().assign(base);
     attention.getKMutable().assign(base);
     attention.getVMutable().assign(base);
@@ -240,14 +245,7 @@ struct FoldTransposesIntoAttentionPass : impl::FoldTransposesIntoAttentionBase<F
     moved.getOutput().setType(permutedRows);
     moved.setOView(*view);
     builder.setInsertionPoint(transpose);
-    RankedTensorType permutedResult = typeOf(transpose.getOutput());
-    auto product = MatMulOp::create(builder, matmul.getLoc(), permutedResult, moved.getOutput(), matmul.getRhs());
-    product->setDiscardableAttrs(matmul->getDiscardableAttrDictionary());
-    Value value = product.getResult();
-    if (bias) {
-      Value row = bias.getLhs() == matmul.getResult() ? bias.getRhs() : bias.getLhs();
-      value = AddOp::create(builder, bias.getLoc(), permutedResult, value, row).getResult();
-    }
+    Value value = rebuildLayer(builder, matmul, bias, moved.getOutput(), typeOf(transpose.getOutput()));
     transpose.getOutput().replaceAllUsesWith(value);
     transpose->erase();
     if (bias)

@@ -63,8 +63,9 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
              cl::cat(categories.optimization)),
       noFusion("no-fusion",
                cl::desc("Run every op as its own step: no kiln.fusion_group regions (otherwise a chain\n"
-                        "of elementwise ops runs as one generated kernel computing in fp32, and a\n"
-                        "linear layer's bias, residual and ReLU as its cuBLASLt epilogue)"),
+                        "of elementwise ops runs as one generated kernel computing in fp32, a linear\n"
+                        "layer's bias, residual and ReLU as its cuBLASLt epilogue, and attention's\n"
+                        "Q/K/V projections as one GEMM with transposes folded into its views)"),
                cl::sub(sub), cl::cat(categories.optimization)),
       noFusedAttention("no-fused-attention",
                        cl::desc("Keep attention as its matmuls and softmax (bf16/fp16 plans otherwise run\n"
