@@ -35,6 +35,7 @@
 
 #include <cmath>
 #include <functional>
+#include <map>
 
 namespace kiln {
 
@@ -82,6 +83,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       formGroup(members.back(), members, "gemm", matmul);
     }
     reportApproximatedGelus();
+    reportEpiloguesLeftOut();
     llvm::DenseSet<Operation *> taken;
     llvm::SmallVector<Operation *> order;
     for (Operation &op : body)
@@ -137,6 +139,10 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
         continue;
       }
       auto gelu = llvm::dyn_cast<GeluOp>(user);
+      if (gelu && gelu.getApproximate() != "tanh" && approximateGelu && element.isBF16()) {
+        gelu.setApproximate("tanh"); // ONNX Gelu (opset 20), exact: the same rule as the chain
+        approximated_.push_back(nodeName(gelu));
+      }
       if (llvm::isa<ReluOp>(user) || (gelu && gelu.getApproximate() == "tanh"))
         members.insert(user);
       break;
@@ -145,8 +151,51 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
         members.back()->getResult(0) == current)
       if (Operation *gelu = replaceErfGelu(current))
         members.insert(gelu);
+    if (!llvm::isa<ReluOp, GeluOp>(members.back()))
+      noteEpilogueLeftOut(matmul, current, element);
     return members;
   }
+
+  /// Why the op after a linear layer's epilogue, one an epilogue could hold (an add, ReLU or
+  /// GELU), stays a step of its own; one remark per reason (reportEpiloguesLeftOut).
+  void noteEpilogueLeftOut(MatMulOp matmul, Value current, mlir::Type element) {
+    auto users = llvm::to_vector(current.getUsers());
+    auto couldJoin = [](Operation *op) { return llvm::isa<AddOp, ReluOp, GeluOp>(op); };
+    std::string reason;
+    auto exactGelu = users.size() == 1 ? llvm::dyn_cast<GeluOp>(users[0]) : GeluOp();
+    if (!matchErfGelu(current).empty() || (exactGelu && exactGelu.getApproximate() != "tanh"))
+      reason = element.isBF16() ? "its erf GELU stays exact (--exact-gelu): cuBLASLt's epilogue has only the tanh "
+                                  "GELU"
+                                : "its erf GELU: cuBLASLt's epilogue has only the tanh GELU, which only bf16 plans "
+                                  "use (within bf16's rounding)";
+    else if (current == matmul.getResult() && users.size() > 1 && llvm::any_of(users, couldJoin))
+      reason = "the product is also read elsewhere, so no epilogue can take it over";
+    else if (users.size() == 1 && couldJoin(users[0]))
+      reason = "the add after it is neither a bias row nor a residual of the product's type and shape, or "
+               "the epilogue has one already";
+    else
+      return;
+    leftOut_[reason].push_back(nodeName(matmul));
+  }
+
+  /// Lists up to three names, then how many more.
+  static std::string someNames(llvm::ArrayRef<std::string> names) {
+    std::string text;
+    for (auto [i, name] : llvm::enumerate(names)) {
+      if (i == 3)
+        return text + ", ... (" + std::to_string(names.size()) + " in all)";
+      text += (i ? ", " : "") + name;
+    }
+    return text;
+  }
+
+  void reportEpiloguesLeftOut() {
+    for (auto &[reason, names] : leftOut_)
+      getOperation().emitRemark() << names.size() << " linear layers keep the op after their cuBLASLt epilogue as "
+                                  << "a separate step: " << reason << ": " << someNames(names);
+  }
+
+  std::map<std::string, std::vector<std::string>> leftOut_;
 
   /// The ops computing x * 0.5 * (1 + erf(x / sqrt 2)) from `x` (x / c or x * (1/c) for the
   /// erf's argument; the product of x, 0.5 and 1 + erf in any association and operand order),
@@ -235,14 +284,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
   void reportApproximatedGelus() {
     if (approximated_.empty())
       return;
-    std::string names;
-    for (auto [i, name] : llvm::enumerate(approximated_)) {
-      if (i == 3) {
-        names += ", ...";
-        break;
-      }
-      names += (i ? ", " : "") + name;
-    }
+    std::string names = someNames(approximated_);
     getOperation().emitRemark() << approximated_.size()
                                 << " erf GELUs after bf16 linear layers run as the tanh approximation in the "
                                    "cuBLASLt epilogue (at most 4.7e-4 apart, within bf16's rounding of the result): "
