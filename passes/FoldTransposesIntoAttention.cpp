@@ -11,8 +11,9 @@
 //   out: T(reshape(attention(...)) · W + b) ==  attention'(...) · W + b
 //
 // where view' reads the unpermuted product and attention' writes its result already permuted
-// (o_view'). The new views are fitted from the old ones through the permutation and checked
-// on every element, and kept only when they satisfy the runtime's attention step (head dim
+// (o_view'). The new views are fitted from the old ones through the permutation, exactly when
+// the view's offset and strides add up on each permuted axis without a carry (checked on every
+// element otherwise), and kept only when they satisfy the runtime's attention step (head dim
 // contiguous, everything else on 16 bytes); otherwise the transposes stay.
 //
 //===----------------------------------------------------------------------===//
@@ -61,6 +62,31 @@ struct Permutation {
     permutedStrides = rowMajorStrides(permutedShape);
     baseStrides = rowMajorStrides(baseShape);
   }
+  /// Whether every element of `view` (over `dims`) has, on each permuted axis, the index the
+  /// offset's and strides' digits (mixed radix of the permuted shape) add up to, with no carry:
+  /// then map() is affine on the view and the fit holds without visiting every element.
+  bool carryFree(llvm::ArrayRef<int64_t> view, std::array<int64_t, 4> dims) const {
+    llvm::SmallVector<int64_t> reach = digits(view[0]);
+    for (int a = 0; a < 4; ++a) {
+      if (dims[a] == 1)
+        continue;
+      llvm::SmallVector<int64_t> step = digits(view[a + 1]);
+      for (size_t i = 0; i < reach.size(); ++i)
+        reach[i] += step[i] * (dims[a] - 1);
+    }
+    for (size_t i = 0; i < reach.size(); ++i)
+      if (reach[i] >= permutedShape[i])
+        return false;
+    return true;
+  }
+  llvm::SmallVector<int64_t> digits(int64_t linear) const {
+    llvm::SmallVector<int64_t> out;
+    for (int64_t stride : permutedStrides) {
+      out.push_back(linear / stride);
+      linear %= stride;
+    }
+    return out;
+  }
   int64_t operator()(int64_t linear) const {
     int64_t base = 0;
     for (size_t i = 0; i < perm.size(); ++i) {
@@ -76,22 +102,26 @@ struct Permutation {
 /// base tensor, when one exists (checked on every element) and keeps the runtime's alignment.
 std::optional<llvm::SmallVector<int64_t>> refit(llvm::ArrayRef<int64_t> view, std::array<int64_t, 4> dims,
                                                 const Permutation &map, int64_t elementBytes) {
-  if (dims[0] * dims[1] * dims[2] * dims[3] > kMaxViewElements)
-    return std::nullopt;
   llvm::SmallVector<int64_t> fitted(5, 0);
   fitted[0] = map(view[0]);
   for (int a = 0; a < 4; ++a)
     fitted[a + 1] = dims[a] > 1 ? map(view[0] + view[a + 1]) - fitted[0] : 0;
   if (llvm::any_of(fitted, [](int64_t x) { return x < 0; }))
     return std::nullopt;
-  for (int64_t i = 0; i < dims[0]; ++i)
-    for (int64_t j = 0; j < dims[1]; ++j)
-      for (int64_t k = 0; k < dims[2]; ++k)
-        for (int64_t l = 0; l < dims[3]; ++l) {
-          int64_t old = view[0] + i * view[1] + j * view[2] + k * view[3] + l * view[4];
-          if (map(old) != fitted[0] + i * fitted[1] + j * fitted[2] + k * fitted[3] + l * fitted[4])
-            return std::nullopt;
-        }
+  // Without a carry between permuted axes (the usual case) the fit is exact; otherwise it is
+  // checked on every element.
+  if (!map.carryFree(view, dims)) {
+    if (dims[0] * dims[1] * dims[2] * dims[3] > kMaxViewElements)
+      return std::nullopt;
+    for (int64_t i = 0; i < dims[0]; ++i)
+      for (int64_t j = 0; j < dims[1]; ++j)
+        for (int64_t k = 0; k < dims[2]; ++k)
+          for (int64_t l = 0; l < dims[3]; ++l) {
+            int64_t old = view[0] + i * view[1] + j * view[2] + k * view[3] + l * view[4];
+            if (map(old) != fitted[0] + i * fitted[1] + j * fitted[2] + k * fitted[3] + l * fitted[4])
+              return std::nullopt;
+          }
+  }
   // runtime/plan/AttentionChecks.cpp: the head dim contiguous, the rest on 16 bytes.
   int64_t vector = kVectorBytes / elementBytes;
   if (dims[3] > 1 && fitted[4] != 1)
