@@ -20,6 +20,8 @@
 
 #include "passes/Passes.h"
 
+#include "passes/LinearLayer.h"
+
 #include "ir/KilnOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -138,40 +140,21 @@ bool permutesRows(TransposeOp transpose) {
   return !perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1;
 }
 
-/// value = matmul(lhs, W) [+ bias row], each link used once: the ops, matmul first.
-std::optional<std::pair<MatMulOp, AddOp>> linearLayer(Value value) {
-  AddOp bias = value.getDefiningOp<AddOp>();
-  Value product = value;
-  if (bias) {
-    int64_t n = typeOf(value).getShape().back();
-    for (int side = 0; side < 2; ++side) {
-      Value other = bias->getOperand(1 - side);
-      auto shape = typeOf(other).getShape();
-      if (bias->getOperand(side).getDefiningOp<MatMulOp>() && !shape.empty() && shape.back() == n &&
-          typeOf(other).getNumElements() == n && typeOf(bias->getOperand(side)) == typeOf(value)) {
-        product = bias->getOperand(side);
-        break;
-      }
-    }
-    if (product == value || !product.hasOneUse())
-      return std::nullopt;
-  }
-  auto matmul = product.getDefiningOp<MatMulOp>();
-  if (!matmul || typeOf(matmul.getRhs()).getRank() != 2)
-    return std::nullopt;
-  return std::make_pair(matmul, bias);
+/// `layer` applied to `input` instead, giving `type`.
+Value rebuildLayer(mlir::OpBuilder &builder, LinearLayer &layer, Value input, RankedTensorType type) {
+  auto product = MatMulOp::create(builder, layer.matmul.getLoc(), type, input, layer.matmul.getRhs());
+  product->setDiscardableAttrs(layer.matmul->getDiscardableAttrDictionary());
+  Value value = product.getResult();
+  if (layer.biasAdd)
+    value = AddOp::create(builder, layer.biasAdd.getLoc(), type, value, layer.bias).getResult();
+  return value;
 }
 
-/// The linear layer `matmul` [+ `bias`] applied to `input` instead, giving `type`.
-Value rebuildLayer(mlir::OpBuilder &builder, MatMulOp matmul, AddOp bias, Value input, RankedTensorType type) {
-  auto product = MatMulOp::create(builder, matmul.getLoc(), type, input, matmul.getRhs());
-  product->setDiscardableAttrs(matmul->getDiscardableAttrDictionary());
-  Value value = product.getResult();
-  if (bias) {
-    Value row = bias.getLhs() == matmul.getResult() ? bias.getRhs() : bias.getLhs();
-    value = AddOp::create(builder, bias.getLoc(), type, value, row).getResult();
-  }
-  return value;
+/// Erases the layer's ops, which nothing uses any more.
+void eraseLayer(LinearLayer &layer) {
+  if (layer.biasAdd)
+    layer.biasAdd->erase();
+  layer.matmul->erase();
 }
 
 int64_t elementBytes(Value v) { return typeOf(v).getElementType().getIntOrFloatBitWidth() / 8; }
@@ -197,11 +180,10 @@ struct FoldTransposesIntoAttentionPass : impl::FoldTransposesIntoAttentionBase<F
       return false; // separate projections: each would need its own rewrite; not seen yet
     if (llvm::any_of(packed.getUsers(), [&](Operation *user) { return user != attention; }))
       return false;
-    auto layer = linearLayer(packed);
+    std::optional<LinearLayer> layer = matchLinearLayer(packed);
     if (!layer)
       return false;
-    auto [matmul, bias] = *layer;
-    auto transpose = matmul.getLhs().getDefiningOp<TransposeOp>();
+    auto transpose = layer->matmul.getLhs().getDefiningOp<TransposeOp>();
     if (!transpose || !permutesRows(transpose) || !transpose->hasOneUse())
       return false;
     Value x = transpose.getInput();
@@ -216,16 +198,14 @@ struct FoldTransposesIntoAttentionPass : impl::FoldTransposesIntoAttentionBase<F
       return false;
 
     mlir::OpBuilder builder(attention);
-    Value base = rebuildLayer(builder, matmul, bias, x, typeOf(packed).clone(baseShape));
+    Value base = rebuildLayer(builder, *layer, x, typeOf(packed).clone(baseShape));
     attention.getQMutable().assign(base);
     attention.getKMutable().assign(base);
     attention.getVMutable().assign(base);
     attention.setQView(*views[0]);
     attention.setKView(*views[1]);
     attention.setVView(*views[2]);
-    if (bias)
-      bias->erase();
-    matmul->erase();
+    eraseLayer(*layer);
     transpose->erase();
     return true;
   }
@@ -247,10 +227,9 @@ struct FoldTransposesIntoAttentionPass : impl::FoldTransposesIntoAttentionBase<F
     Value layerValue = matmul.getResult();
     if (auto add = llvm::dyn_cast<AddOp>(*layerValue.getUsers().begin()))
       layerValue = add.getResult();
-    auto layer = linearLayer(layerValue);
-    if (!layer || layer->first != matmul || !layerValue.hasOneUse())
+    std::optional<LinearLayer> layer = matchLinearLayer(layerValue);
+    if (!layer || layer->matmul != matmul || !layerValue.hasOneUse())
       return false;
-    AddOp bias = layer->second;
     auto transpose = llvm::dyn_cast<TransposeOp>(*layerValue.getUsers().begin());
     if (!transpose || !permutesRows(transpose))
       return false;
@@ -275,12 +254,10 @@ struct FoldTransposesIntoAttentionPass : impl::FoldTransposesIntoAttentionBase<F
     moved.getOutput().setType(permutedRows);
     moved.setOView(*view);
     builder.setInsertionPoint(transpose);
-    Value value = rebuildLayer(builder, matmul, bias, moved.getOutput(), typeOf(transpose.getOutput()));
+    Value value = rebuildLayer(builder, *layer, moved.getOutput(), typeOf(transpose.getOutput()));
     transpose.getOutput().replaceAllUsesWith(value);
     transpose->erase();
-    if (bias)
-      bias->erase();
-    matmul->erase();
+    eraseLayer(*layer);
     for (Operation *reshape : llvm::reverse(reshapes))
       reshape->erase();
     attention->erase();

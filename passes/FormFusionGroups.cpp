@@ -23,6 +23,7 @@
 #include "passes/Passes.h"
 
 #include "passes/ConstantValues.h"
+#include "passes/LinearLayer.h"
 
 #include "ir/KilnOps.h"
 #include "ir/Provenance.h"
@@ -126,8 +127,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
         if (other == current || type.getElementType() != element ||
             add.getResult().getType() != result)
           break;
-        bool isRow = type.getNumElements() == n && type.getRank() >= 1 && type.getShape().back() == n &&
-                     type.getRank() <= result.getRank();
+        bool isRow = isBiasRow(type, n) && type.getRank() <= result.getRank();
         if (isRow && !bias)
           bias = true;
         else if (type == result && !residual)

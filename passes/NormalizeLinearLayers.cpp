@@ -16,6 +16,7 @@
 #include "passes/Passes.h"
 
 #include "passes/ConstantValues.h"
+#include "passes/LinearLayer.h"
 
 #include "ir/KilnOps.h"
 
@@ -77,7 +78,7 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
       int64_t elements = typeOf(c).getNumElements();
       if (elements == result.getNumElements())
         c = ReshapeOp::create(builder, loc, target, c).getResult();
-      else if (elements != n || typeOf(c).getShape().back() != n)
+      else if (!isBiasRow(typeOf(c), n))
         end = gemm.getOutput(), target = result; // C broadcasts some other way: keep the shape
     }
     Value lhs = gemm.getA();

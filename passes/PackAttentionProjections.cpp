@@ -19,6 +19,7 @@
 #include "passes/Passes.h"
 
 #include "passes/ConstantValues.h"
+#include "passes/LinearLayer.h"
 
 #include "ir/KilnOps.h"
 #include "ir/Provenance.h"
@@ -44,48 +45,15 @@ constexpr int64_t kColumnMultiple = 8;
 
 RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
 
-/// value = x · W [+ b]: W a constant 2-d weight, b an optional constant row of N.
-struct Projection {
-  MatMulOp matmul;
-  AddOp bias;       // null without a bias
-  Value biasValue;  // the bias row, when there is one
-  int64_t columns = 0;
-};
-
-std::optional<Projection> projectionOf(Value value) {
-  Projection p;
-  Operation *def = value.getDefiningOp();
-  if (auto add = llvm::dyn_cast_or_null<AddOp>(def)) {
-    for (int side = 0; side < 2; ++side) {
-      auto matmul = add->getOperand(side).getDefiningOp<MatMulOp>();
-      Value other = add->getOperand(1 - side);
-      if (matmul && matmul->hasOneUse() && other.getDefiningOp<ConstantOp>()) {
-        p.matmul = matmul;
-        p.bias = add;
-        p.biasValue = other;
-        break;
-      }
-    }
-    if (!p.matmul || typeOf(p.bias.getResult()) != typeOf(p.matmul.getResult()))
-      return std::nullopt;
-  } else if (auto matmul = llvm::dyn_cast_or_null<MatMulOp>(def)) {
-    p.matmul = matmul;
-  } else {
+/// `value` as a linear layer whose weight (and bias row) are constants, so they concatenate
+/// now.
+std::optional<LinearLayer> projectionOf(Value value) {
+  std::optional<LinearLayer> layer = matchLinearLayer(value);
+  if (!layer || !layer->matmul.getRhs().getDefiningOp<ConstantOp>() ||
+      !typeOf(layer->matmul.getResult()).hasStaticShape() ||
+      (layer->bias && !layer->bias.getDefiningOp<ConstantOp>()))
     return std::nullopt;
-  }
-  RankedTensorType weight = typeOf(p.matmul.getRhs());
-  if (weight.getRank() != 2 || !p.matmul.getRhs().getDefiningOp<ConstantOp>() ||
-      !typeOf(p.matmul.getResult()).hasStaticShape())
-    return std::nullopt;
-  p.columns = weight.getShape()[1];
-  if (p.biasValue) {
-    // A row: [..., N] with every leading dim 1, so rows concatenate along their last axis.
-    auto shape = typeOf(p.biasValue).getShape();
-    if (shape.empty() || shape.back() != p.columns ||
-        llvm::any_of(shape.drop_back(), [](int64_t d) { return d != 1; }))
-      return std::nullopt;
-  }
-  return p;
+  return layer;
 }
 
 /// `view` over a row-major [..., columns] tensor as a view of the packed [..., total] tensor
@@ -131,20 +99,20 @@ struct PackAttentionProjectionsPass : impl::PackAttentionProjectionsBase<PackAtt
     std::array<Value, 3> operands{attention.getQ(), attention.getK(), attention.getV()};
     if (operands[0] == operands[1] || operands[0] == operands[2] || operands[1] == operands[2])
       return false;
-    std::array<Projection, 3> parts;
+    std::array<LinearLayer, 3> parts;
     for (int i = 0; i < 3; ++i) {
-      std::optional<Projection> p = projectionOf(operands[i]);
+      std::optional<LinearLayer> p = projectionOf(operands[i]);
       if (!p || !operands[i].hasOneUse() || p->columns % kColumnMultiple != 0)
         return false;
       parts[i] = *p;
     }
     Value x = parts[0].matmul.getLhs();
     RankedTensorType result = typeOf(operands[0]);
-    for (Projection &p : parts)
+    for (LinearLayer &p : parts)
       if (p.matmul.getLhs() != x || typeOf(p.matmul.getRhs()).getElementType() != result.getElementType() ||
           typeOf(p.matmul.getResult()).getElementType() != result.getElementType() ||
           static_cast<bool>(p.bias) != static_cast<bool>(parts[0].bias) ||
-          (p.bias && typeOf(p.biasValue).getRank() != typeOf(parts[0].biasValue).getRank()))
+          (p.bias && typeOf(p.bias).getRank() != typeOf(parts[0].bias).getRank()))
         return false;
 
     int64_t total = parts[0].columns + parts[1].columns + parts[2].columns;
@@ -161,7 +129,7 @@ struct PackAttentionProjectionsPass : impl::PackAttentionProjectionsBase<PackAtt
 
     mlir::OpBuilder builder(attention);
     llvm::SmallVector<mlir::Location> locations;
-    for (Projection &p : parts)
+    for (LinearLayer &p : parts)
       locations.push_back(p.matmul->getLoc());
     mlir::Location loc = mlir::FusedLoc::get(attention.getContext(), locations);
     llvm::SmallVector<int64_t> packedShape(result.getShape());
@@ -177,11 +145,11 @@ struct PackAttentionProjectionsPass : impl::PackAttentionProjectionsBase<PackAtt
     Value packedValue = MatMulOp::create(builder, loc, packedType, x, weight.getResult()).getResult();
     if (llvm::Error error = replaceWithConstants(weight, inlineElements, "packed"))
       return attention.emitError() << "internal: packing the Q, K and V weights: " << llvm::toString(std::move(error));
-    if (parts[0].bias) {
-      ConcatOp bias = concat({parts[0].biasValue, parts[1].biasValue, parts[2].biasValue});
+    if (parts[0].biasAdd) {
+      ConcatOp bias = concat({parts[0].bias, parts[1].bias, parts[2].bias});
       llvm::SmallVector<mlir::Location> biasLocations;
-      for (Projection &p : parts)
-        biasLocations.push_back(p.bias->getLoc());
+      for (LinearLayer &p : parts)
+        biasLocations.push_back(p.biasAdd->getLoc());
       packedValue = AddOp::create(builder, mlir::FusedLoc::get(attention.getContext(), biasLocations), packedType,
                                   packedValue, bias.getResult())
                         .getResult();
@@ -195,10 +163,10 @@ struct PackAttentionProjectionsPass : impl::PackAttentionProjectionsBase<PackAtt
     attention.setQView(views[0]);
     attention.setKView(views[1]);
     attention.setVView(views[2]);
-    for (Projection &p : parts) {
+    for (LinearLayer &p : parts) {
       llvm::SmallVector<Operation *, 2> dead;
-      if (p.bias)
-        dead.push_back(p.bias);
+      if (p.biasAdd)
+        dead.push_back(p.biasAdd);
       dead.push_back(p.matmul);
       for (Operation *op : dead) {
         llvm::SmallVector<Value> inputs(op->getOperands());
