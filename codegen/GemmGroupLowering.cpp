@@ -17,19 +17,15 @@
 
 namespace kiln::codegen {
 
-namespace {
-
-/// The group input `value` is (or widens by a cast), or an error naming the group.
 llvm::Expected<unsigned> groupInputOf(FusionGroupOp group, mlir::Value value) {
   if (auto cast = value.getDefiningOp<CastOp>())
     value = cast.getInput();
   if (auto argument = llvm::dyn_cast<mlir::BlockArgument>(value))
     if (argument.getOwner() == &group.getBody().front())
       return argument.getArgNumber();
-  return opError(group, "internal: a gemm group's matmul or epilogue reads a value computed inside the group");
+  return opError(group, "internal: a " + group.getKind() +
+                            " group's library call or epilogue reads a value computed inside the group");
 }
-
-} // namespace
 
 llvm::Error PlanBuilderImpl::lowerGemmGroup(mlir::Operation *operation) {
   auto group = llvm::cast<FusionGroupOp>(operation);

@@ -11,6 +11,7 @@
 #include "codegen/OpDescription.h"
 #include "codegen/PlanBuilderImpl.h"
 #include "ir/KilnOps.h"
+#include "ir/ShapeRules.h"
 
 namespace kiln::codegen {
 namespace {
@@ -50,73 +51,99 @@ std::optional<std::string> gemmTypeProblem(DType a, DType b, DType result, std::
 //===-- Convolution -------------------------------------------------------===//
 
 llvm::Expected<PlanBuilderImpl::ConvLowering>
-PlanBuilderImpl::beginConvStep(mlir::Operation *operation, mlir::Value input, mlir::Value weight, mlir::Value bias,
-                               llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> dilations, int64_t group) {
+PlanBuilderImpl::beginConvStep(mlir::Operation *operation, const ConvOperands &operands,
+                               llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> dilations, int64_t group,
+                               bool channelsLast) {
   ConvLowering conv;
-  auto desc = describeOp(operation);
-  if (!desc)
-    return opError(operation, llvm::toString(desc.takeError()));
-  conv.desc = std::move(*desc);
-  const TensorDesc &x = *conv.desc.operands[0];
-  bool oneType = conv.desc.results[0].dtype == x.dtype;
-  for (const std::optional<TensorDesc> &operand : conv.desc.operands)
-    oneType &= !operand || operand->dtype == x.dtype;
-  if (!isLibraryFloat(x.dtype) || !oneType)
+  auto describe = [&](mlir::Value value) -> llvm::Expected<TensorDesc> {
+    auto desc = describeValue(value);
+    if (!desc)
+      return opError(operation, llvm::toString(desc.takeError()));
+    return *desc;
+  };
+  auto x = describe(operands.input);
+  if (!x)
+    return x.takeError();
+  auto w = describe(operands.weight);
+  if (!w)
+    return w.takeError();
+  auto y = describe(operands.result);
+  if (!y)
+    return y.takeError();
+  conv.x = *x;
+  conv.w = *w;
+  conv.y = *y;
+  bool oneType = w->dtype == x->dtype && y->dtype == x->dtype;
+  for (mlir::Value other : {operands.bias, operands.residual})
+    if (other) {
+      auto desc = describe(other);
+      if (!desc)
+        return desc.takeError();
+      oneType &= desc->dtype == x->dtype;
+    }
+  if (!isLibraryFloat(x->dtype) || !oneType)
     return opError(operation, "GPU convolution (cuDNN) takes f32, f16 or bf16 tensors, all of one type; this one "
                               "runs in the interpreter only (`kiln eval`)");
-  conv.rank = x.shape.size() - 2;
+  conv.rank = x->shape.size() - 2;
   conv.name = nodeName(operation);
-  auto inputBuffer = bufferFor(input);
-  if (!inputBuffer)
-    return inputBuffer.takeError();
-  auto weightBuffer = bufferFor(weight);
-  if (!weightBuffer)
-    return weightBuffer.takeError();
-  if (bias) {
-    auto biasBuffer = bufferFor(bias);
-    if (!biasBuffer)
-      return biasBuffer.takeError();
-    conv.step.bias = *biasBuffer;
-  }
+  conv.channelsLast = channelsLast;
+  auto buffer = [&](mlir::Value value, uint32_t &out) -> llvm::Error {
+    auto index = bufferFor(value);
+    if (!index)
+      return index.takeError();
+    out = *index;
+    return llvm::Error::success();
+  };
+  if (auto err = buffer(operands.input, conv.step.x))
+    return std::move(err);
+  if (auto err = buffer(operands.weight, conv.step.w))
+    return std::move(err);
+  for (auto [value, slot] : {std::pair{operands.bias, &conv.step.bias}, {operands.residual, &conv.step.residual}})
+    if (value) {
+      uint32_t index = 0;
+      if (auto err = buffer(value, index))
+        return std::move(err);
+      *slot = index;
+    }
+  // The step's shapes are channels-first whatever the storage (Plan.h).
+  auto order = [&](const std::vector<int64_t> &shape) {
+    if (!channelsLast)
+      return shape;
+    Shape first = toChannelsFirst(shape);
+    return std::vector<int64_t>(first.begin(), first.end());
+  };
+  conv.step.channelsLast = channelsLast;
   conv.step.math = mathFor(operation);
-  conv.step.xShape = x.shape;
-  conv.step.wShape = conv.desc.operands[1]->shape;
-  conv.step.yShape = conv.desc.results[0].shape;
+  conv.step.xShape = order(x->shape);
+  conv.step.wShape = order(w->shape);
+  conv.step.yShape = order(y->shape);
   conv.step.strides.assign(strides.begin(), strides.end());
   conv.step.dilations.assign(dilations.begin(), dilations.end());
   conv.step.groups = group;
-  conv.step.x = *inputBuffer;
-  conv.step.w = *weightBuffer;
   return conv;
 }
 
-llvm::Error PlanBuilderImpl::lowerConv(mlir::Operation *operation) {
-  auto op = llvm::cast<ConvOp>(operation);
-  auto conv = beginConvStep(operation, op.getInput(), op.getWeight(), op.getBias(), op.getStrides(),
-                            op.getDilations(), op.getGroup());
-  if (!conv)
-    return conv.takeError();
-  const TensorDesc &x = *conv->desc.operands[0];
-  const std::string &name = conv->name;
-  size_t rank = conv->rank;
-  plan::ConvStep &step = conv->step;
-  std::vector<int64_t> pads(op.getPads().begin(), op.getPads().end());
+llvm::Error PlanBuilderImpl::finishConvStep(mlir::Operation *operation, ConvLowering &conv,
+                                            llvm::ArrayRef<int64_t> pads, mlir::Value result) {
+  const std::string &name = conv.name;
+  size_t rank = conv.rank;
+  plan::ConvStep &step = conv.step;
   if (pads.size() != 2 * rank)
     return opError(operation, "expected " + std::to_string(2 * rank) + " pads");
-  uint32_t input = step.x;
-
   bool symmetric = true;
   for (size_t d = 0; d < rank; ++d)
     symmetric &= pads[d] == pads[d + rank];
   if (symmetric) {
     step.pads.assign(pads.begin(), pads.begin() + rank);
   } else {
-    // cuDNN pads symmetrically: pad explicitly first.
+    // cuDNN pads symmetrically: pad explicitly first, in the storage order of x.
+    const TensorDesc &x = conv.x;
+    size_t firstSpatial = conv.channelsLast ? 1 : 2;
     std::vector<int64_t> padded = x.shape, padAmounts(2 * x.shape.size(), 0);
     for (size_t d = 0; d < rank; ++d) {
-      padded[d + 2] += pads[d] + pads[d + rank];
-      padAmounts[d + 2] = pads[d];
-      padAmounts[d + 2 + x.shape.size()] = pads[d + rank];
+      padded[d + firstSpatial] += pads[d] + pads[d + rank];
+      padAmounts[d + firstSpatial] = pads[d];
+      padAmounts[d + firstSpatial + x.shape.size()] = pads[d + rank];
     }
     OpDesc pad;
     pad.op = "kiln.pad";
@@ -128,26 +155,39 @@ llvm::Error PlanBuilderImpl::lowerConv(mlir::Operation *operation) {
     pad.attrs["mode"] = std::string("constant");
     uint32_t paddedBuffer = newArenaBuffer(name + "/padded", pad.results[0]);
     // The pad amounts and value are baked into the kernel; they need no buffers.
-    if (auto err = emitKernelOp(operation, pad, {input, std::nullopt, std::nullopt}, {paddedBuffer}, name + "/pad"))
+    if (auto err = emitKernelOp(operation, pad, {step.x, std::nullopt, std::nullopt}, {paddedBuffer}, name + "/pad"))
       return err;
     step.x = paddedBuffer;
     step.xShape = padded;
+    if (conv.channelsLast) {
+      Shape first = toChannelsFirst(padded);
+      step.xShape.assign(first.begin(), first.end());
+    }
     step.pads.assign(rank, 0);
   }
-  step.y = defineResult(op.getResult(), name, conv->desc.results[0]);
-  addStep(operation, name, "kiln.conv", std::move(step));
+  step.y = defineResult(result, name, conv.y);
+  addStep(operation, name, operation->getName().getStringRef().str(), std::move(step));
   return llvm::Error::success();
+}
+
+llvm::Error PlanBuilderImpl::lowerConv(mlir::Operation *operation) {
+  auto op = llvm::cast<ConvOp>(operation);
+  auto conv = beginConvStep(operation, {op.getInput(), op.getWeight(), op.getBias(), {}, op.getResult()},
+                            op.getStrides(), op.getDilations(), op.getGroup(), op.getChannelsLast());
+  if (!conv)
+    return conv.takeError();
+  return finishConvStep(operation, *conv, op.getPads(), op.getResult());
 }
 
 llvm::Error PlanBuilderImpl::lowerConvTranspose(mlir::Operation *operation) {
   auto op = llvm::cast<ConvTransposeOp>(operation);
-  auto conv = beginConvStep(operation, op.getInput(), op.getWeight(), op.getBias(), op.getStrides(),
-                            op.getDilations(), op.getGroup());
+  auto conv = beginConvStep(operation, {op.getInput(), op.getWeight(), op.getBias(), {}, op.getResult()},
+                            op.getStrides(), op.getDilations(), op.getGroup(), /*channelsLast=*/false);
   if (!conv)
     return conv.takeError();
-  const TensorDesc &x = *conv->desc.operands[0];
-  const TensorDesc &w = *conv->desc.operands[1];
-  const TensorDesc &y = conv->desc.results[0];
+  const TensorDesc &x = conv->x;
+  const TensorDesc &w = conv->w;
+  const TensorDesc &y = conv->y;
   const std::string &name = conv->name;
   size_t rank = conv->rank;
   plan::ConvStep &step = conv->step;

@@ -240,6 +240,8 @@ llvm::Error PlanBuilderImpl::lowerOp(mlir::Operation *op, int64_t index) {
     return lowerGemm(op);
   if (auto group = llvm::dyn_cast<FusionGroupOp>(op); group && group.getKind() == "gemm")
     return lowerGemmGroup(op);
+  if (auto group = llvm::dyn_cast<FusionGroupOp>(op); group && group.getKind() == "conv")
+    return lowerConvGroup(op);
   if (llvm::isa<AttentionOp>(op))
     return lowerAttention(op);
   return lowerGeneric(op, index);
@@ -287,38 +289,11 @@ llvm::Error PlanBuilderImpl::planArena() {
     requests[storage].firstStep = std::min(requests[storage].firstStep, step);
     requests[storage].lastStep = std::max(requests[storage].lastStep, step);
   };
+  // Every buffer a step's schema names (Plan.h), read or written, is live at that step.
   for (auto [s, step] : llvm::enumerate(plan_.steps)) {
     int64_t index = static_cast<int64_t>(s);
-    std::visit(
-        [&](const auto &params) {
-          using T = std::decay_t<decltype(params)>;
-          if constexpr (std::is_same_v<T, plan::KernelStep>) {
-            for (uint32_t arg : params.args)
-              touch(arg, index);
-          } else if constexpr (std::is_same_v<T, plan::GemmStep>) {
-            for (uint32_t b : {params.a, params.b, params.d})
-              touch(b, index);
-            if (params.c)
-              touch(*params.c, index);
-            if (params.bias)
-              touch(*params.bias, index);
-          } else if constexpr (std::is_same_v<T, plan::ConvStep>) {
-            for (uint32_t b : {params.x, params.w, params.y})
-              touch(b, index);
-            if (params.bias)
-              touch(*params.bias, index);
-          } else if constexpr (std::is_same_v<T, plan::AttentionStep>) {
-            for (uint32_t b : {params.q, params.k, params.v, params.o})
-              touch(b, index);
-            if (params.mask)
-              touch(*params.mask, index);
-          } else {
-            static_assert(std::is_same_v<T, plan::CopyStep>, "a step kind the memory planner does not know");
-            touch(params.src, index);
-            touch(params.dst, index);
-          }
-        },
-        step.params);
+    std::visit([&](const auto &params) { plan::forEachBufferIndex(params, [&](uint32_t b) { touch(b, index); }); },
+               step.params);
   }
   for (MemoryRequest &request : requests)
     if (request.firstStep > request.lastStep) { // never touched (an unused input)

@@ -11,6 +11,7 @@
 
 #include "codegen/PlanBuilder.h"
 #include "codegen/kernels/KernelEmitter.h"
+#include "ir/KilnOps.h"
 #include "ir/Provenance.h"
 
 #include "mlir/IR/Operation.h"
@@ -25,6 +26,10 @@ namespace kiln::codegen {
 
 /// Why cuBLASLt cannot run a product of these operand, result and C types, if it cannot.
 std::optional<std::string> gemmTypeProblem(DType a, DType b, DType result, std::optional<DType> c);
+
+/// The input of a library group (gemm, conv) that `value` of its body is, or widens by a
+/// cast; an error naming the group when the body computed it.
+llvm::Expected<unsigned> groupInputOf(FusionGroupOp group, mlir::Value value);
 
 class PlanBuilderImpl {
 public:
@@ -59,21 +64,33 @@ public:
 
   // Library lowerings (LibrarySteps.cpp).
   struct ConvLowering {
-    OpDesc desc;
+    TensorDesc x, w, y;  // as stored (channels last when the conv is)
     plan::ConvStep step; // operands, shapes, strides, dilations, groups and math filled in
     std::string name;
     size_t rank = 0; // spatial
+    bool channelsLast = false;
   };
-  /// What conv and conv_transpose share: the op's description and a step with its buffers.
-  llvm::Expected<ConvLowering> beginConvStep(mlir::Operation *op, mlir::Value input, mlir::Value weight,
-                                             mlir::Value bias, llvm::ArrayRef<int64_t> strides,
-                                             llvm::ArrayRef<int64_t> dilations, int64_t group);
+  /// The values a convolution step reads and defines (bias and residual may be null).
+  struct ConvOperands {
+    mlir::Value input, weight, bias, residual, result;
+  };
+  /// What conv, conv groups and conv_transpose share: the operands' descriptions and a step
+  /// with its buffers. `op` names the step and gives its math.
+  llvm::Expected<ConvLowering> beginConvStep(mlir::Operation *op, const ConvOperands &operands,
+                                             llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> dilations,
+                                             int64_t group, bool channelsLast);
+  /// Pads (explicitly first when they are asymmetric), defines `result` and adds the step.
+  llvm::Error finishConvStep(mlir::Operation *op, ConvLowering &conv, llvm::ArrayRef<int64_t> pads,
+                             mlir::Value result);
   llvm::Error lowerConv(mlir::Operation *op);
   llvm::Error lowerConvTranspose(mlir::Operation *op);
   llvm::Error lowerMatMul(mlir::Operation *op);
   llvm::Error lowerGemm(mlir::Operation *op);
   /// A `gemm` kiln.fusion_group as one GemmStep with its epilogue (GemmGroupLowering.cpp).
   llvm::Error lowerGemmGroup(mlir::Operation *op);
+  /// A `conv` kiln.fusion_group as one channels-last ConvStep with its epilogue
+  /// (ConvGroupLowering.cpp).
+  llvm::Error lowerConvGroup(mlir::Operation *op);
   llvm::Error lowerAttention(mlir::Operation *op);
 
 private:

@@ -52,6 +52,29 @@ LogicalResult verifyGemmBody(FusionGroupOp group) {
   return success();
 }
 
+/// A conv group: one channels-last 2-d kiln.conv, then only what its cuDNN graph's epilogue
+/// does (bias and residual adds, one activation) and casts.
+LogicalResult verifyConvBody(FusionGroupOp group) {
+  Block &block = group.getBody().front();
+  Operation *conv = nullptr;
+  for (Operation &op : block.without_terminator()) {
+    if (auto c = llvm::dyn_cast<ConvOp>(op)) {
+      if (conv)
+        return op.emitOpError() << "is the second conv of a conv fusion group; a group has one";
+      if (!c.getChannelsLast() || llvm::cast<RankedTensorType>(c.getInput().getType()).getRank() != 4)
+        return op.emitOpError() << "in a conv fusion group must be a channels_last 2-d convolution";
+      conv = &op;
+      continue;
+    }
+    if (!llvm::isa<CastOp, AddOp, ReluOp, ClipOp, SigmoidOp, HardSigmoidOp, HardSwishOp>(op))
+      return op.emitOpError() << "cannot be in a conv fusion group: its epilogue holds bias and residual adds, "
+                                 "relu, clip, sigmoid, hard_sigmoid, hard_swish and casts";
+  }
+  if (!conv)
+    return group.emitOpError() << "a conv fusion group holds one kiln.conv";
+  return success();
+}
+
 } // namespace
 
 Operation *FusionGroupOp::getMatmul() {
@@ -59,6 +82,15 @@ Operation *FusionGroupOp::getMatmul() {
     return nullptr;
   for (Operation &op : getBody().front())
     if (llvm::isa<MatMulOp>(op))
+      return &op;
+  return nullptr;
+}
+
+Operation *FusionGroupOp::getConv() {
+  if (getKind() != "conv")
+    return nullptr;
+  for (Operation &op : getBody().front())
+    if (llvm::isa<ConvOp>(op))
       return &op;
   return nullptr;
 }
@@ -82,6 +114,8 @@ LogicalResult FusionGroupOp::verify() {
     return emitOpError() << "a fusion group has one result, got " << getNumResults();
   if (getKind() == "gemm")
     return verifyGemmBody(*this);
+  if (getKind() == "conv")
+    return verifyConvBody(*this);
   auto resultShape = llvm::cast<RankedTensorType>(getResult(0).getType()).getShape();
   for (Operation &op : block.without_terminator()) {
     if (!isElementwiseMap(&op))

@@ -190,11 +190,18 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
   if (failed(checkSameElements("conv", location, adaptor.getInput(),
                                {adaptor.getWeight(), adaptor.getBias()})))
     return failure();
-  auto shape = convShape(shapeOf(adaptor.getInput()), shapeOf(adaptor.getWeight()),
+  // channels_last is the same convolution with the channel axis moved last in every operand.
+  bool last = adaptor.getChannelsLast();
+  auto order = [&](ArrayRef<int64_t> dims) { return last ? toChannelsFirst(dims) : Shape(dims); };
+  if (last && (shapeOf(adaptor.getInput()).size() < 3 || shapeOf(adaptor.getWeight()).size() < 3))
+    return emitOptionalError(location, "'kiln.conv': channels_last needs rank >= 3 operands");
+  auto shape = convShape(order(shapeOf(adaptor.getInput())), order(shapeOf(adaptor.getWeight())),
                          adaptor.getStrides(), adaptor.getDilations(), adaptor.getPads(),
                          (int64_t)adaptor.getGroup());
   if (shape && adaptor.getBias() && shapeOf(adaptor.getBias()) != ArrayRef<int64_t>{(*shape)[1]})
     return emitOptionalError(location, "'kiln.conv': bias must have shape [", (*shape)[1], "]");
+  if (shape && last)
+    shape = toChannelsLast(*shape);
   return pushShape(location, "conv", std::move(shape), elementOf(adaptor.getInput()), inferred);
 }
 
@@ -216,11 +223,16 @@ LogicalResult ConvTransposeOp::inferReturnTypes(MLIRContext *, std::optional<Loc
 template <typename AdaptorT>
 static LogicalResult inferPool(StringRef name, std::optional<Location> location, AdaptorT adaptor,
                                SmallVectorImpl<Type> &inferred) {
-  return pushShape(location, name,
-                   poolShape(shapeOf(adaptor.getInput()), adaptor.getKernelShape(),
-                             adaptor.getStrides(), adaptor.getDilations(), adaptor.getPads(),
-                             adaptor.getCeilMode()),
-                   elementOf(adaptor.getInput()), inferred);
+  bool last = adaptor.getChannelsLast();
+  ArrayRef<int64_t> in = shapeOf(adaptor.getInput());
+  if (last && in.size() < 3)
+    return emitOptionalError(location, "'kiln.", name, "': channels_last needs rank >= 3");
+  auto shape = poolShape(last ? toChannelsFirst(in) : Shape(in), adaptor.getKernelShape(),
+                         adaptor.getStrides(), adaptor.getDilations(), adaptor.getPads(),
+                         adaptor.getCeilMode());
+  if (shape && last)
+    shape = toChannelsLast(*shape);
+  return pushShape(location, name, std::move(shape), elementOf(adaptor.getInput()), inferred);
 }
 LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                           Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
@@ -232,23 +244,29 @@ LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location>
 }
 
 static LogicalResult inferGlobalPool(StringRef name, std::optional<Location> location, Value input,
-                                     SmallVectorImpl<Type> &inferred) {
+                                     bool channelsLast, SmallVectorImpl<Type> &inferred) {
   ArrayRef<int64_t> in = shapeOf(input);
   if (in.size() < 3)
     return emitOptionalError(location, "'kiln.", name, "': input must have rank >= 3, got ",
                              formatShape(in));
-  Shape out(in.begin(), in.begin() + 2);
-  out.append(in.size() - 2, 1);
+  Shape out(in.size(), 1);
+  out[0] = in[0];
+  if (channelsLast)
+    out.back() = in.back();
+  else
+    out[1] = in[1];
   inferred.push_back(RankedTensorType::get(out, elementOf(input)));
   return success();
 }
 LogicalResult GlobalAvgPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                                 Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
-  return inferGlobalPool("global_avg_pool", location, adaptor.getInput(), inferred);
+  return inferGlobalPool("global_avg_pool", location, adaptor.getInput(),
+                         adaptor.getChannelsLast(), inferred);
 }
 LogicalResult GlobalMaxPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                                 Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
-  return inferGlobalPool("global_max_pool", location, adaptor.getInput(), inferred);
+  return inferGlobalPool("global_max_pool", location, adaptor.getInput(),
+                         adaptor.getChannelsLast(), inferred);
 }
 
 /// Checks that each parameter is a 1-d tensor of `size` elements of the input's type.

@@ -238,7 +238,8 @@ def Kiln_CastOp : Kiln_Op<"cast", [Pure, SameOperandsAndResultShape, Kiln_Elemen
 }
 
 //===----------------------------------------------------------------------===//
-// Convolution, pooling and normalization (NCHW; spatial rank 1 to 3)
+// Convolution, pooling and normalization (NCHW, or channels last where an op says
+// `channels_last`; spatial rank 1 to 3)
 //===----------------------------------------------------------------------===//
 
 def Kiln_ConvOp : Kiln_Op<"conv", [Pure, InferTypeOpAdaptor]> {
@@ -246,12 +247,15 @@ def Kiln_ConvOp : Kiln_Op<"conv", [Pure, InferTypeOpAdaptor]> {
   let description = [{
     Input `[N, C, D1..Dk]`, weight `[M, C/group, K1..Kk]`, optional bias `[M]`. `pads` holds the
     begin pads of every spatial axis, then the end pads (ONNX order); `auto_pad` is resolved at
-    import.
+    import. With `channels_last` (set by kiln-convert-layout) the channel axis is last
+    everywhere: input `[N, D1..Dk, C]`, weight `[M, K1..Kk, C/group]` (KRSC), output
+    `[N, D1..Dk, M]`; the arithmetic is the same.
   }];
   let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$weight,
                        Optional<Kiln_FloatTensor>:$bias,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
-                       DenseI64ArrayAttr:$pads, DefaultValuedAttr<I64Attr, "1">:$group);
+                       DenseI64ArrayAttr:$pads, DefaultValuedAttr<I64Attr, "1">:$group,
+                       DefaultValuedAttr<BoolAttr, "false">:$channels_last);
   let results = (outs Kiln_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
@@ -281,14 +285,15 @@ class Kiln_PoolOp<string mnemonic, string summaryText, dag extraAttrs,
     : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
   let summary = summaryText;
   let description = [{
-    Sliding window over the spatial axes of `[N, C, D1..Dk]`. `pads` is begin pads then end
-    pads; with `ceil_mode` the output size rounds up, and a window that would start in the end
-    padding is dropped (ONNX semantics).
+    Sliding window over the spatial axes of `[N, C, D1..Dk]` (`[N, D1..Dk, C]` with
+    `channels_last`). `pads` is begin pads then end pads; with `ceil_mode` the output size
+    rounds up, and a window that would start in the end padding is dropped (ONNX semantics).
   }];
   let arguments = !con((ins type:$input, DenseI64ArrayAttr:$kernel_shape,
                             DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
                             DenseI64ArrayAttr:$pads,
-                            DefaultValuedAttr<BoolAttr, "false">:$ceil_mode), extraAttrs);
+                            DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                            DefaultValuedAttr<BoolAttr, "false">:$channels_last), extraAttrs);
   let results = (outs type:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
@@ -300,8 +305,12 @@ def Kiln_AvgPoolOp : Kiln_PoolOp<"avg_pool", "average pooling",
 class Kiln_GlobalPoolOp<string mnemonic, string summaryText>
     : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
   let summary = summaryText;
-  let description = "Pools all spatial axes of `[N, C, D1..Dk]` into `[N, C, 1..1]`.";
-  let arguments = (ins Kiln_FloatTensor:$input);
+  let description = [{
+    Pools all spatial axes of `[N, C, D1..Dk]` into `[N, C, 1..1]`; with `channels_last`,
+    `[N, D1..Dk, C]` into `[N, 1..1, C]`.
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input,
+                       DefaultValuedAttr<BoolAttr, "false">:$channels_last);
   let results = (outs Kiln_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
@@ -732,6 +741,11 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
        epilogue, in this order: `kiln.add` of a bias row (`[N]`) and/or of a residual of the
        result's shape, then at most one `kiln.relu` or tanh `kiln.gelu`, then the rounding
        cast; one cuBLASLt matmul with its bias/activation epilogue and the residual as C.
+     * `conv`: one `channels_last` 2-d `kiln.conv` and its epilogue: `kiln.add` of a bias row
+       (`[M]`, when the conv has no bias operand) and/or of a residual of the result's shape,
+       then at most one of `kiln.relu`, `kiln.clip` (constant bounds), `kiln.sigmoid`,
+       `kiln.hard_sigmoid`, `kiln.hard_swish`, then the rounding cast; one cuDNN graph
+       (convolution and pointwise epilogue, fp32 inside).
 
     Rounding: inside a group every computed value stays in fp32 (f64 and integers in their own
     type); values of f16/bf16 are widened by explicit `kiln.cast`s at the group's inputs and
@@ -751,7 +765,7 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
     }
     ```
   }];
-  let arguments = (ins ConfinedAttr<StrAttr, [Kiln_OneOf<["elementwise", "gemm"]>]>:$kind,
+  let arguments = (ins ConfinedAttr<StrAttr, [Kiln_OneOf<["elementwise", "gemm", "conv"]>]>:$kind,
                        Variadic<Kiln_Tensor>:$inputs);
   let results = (outs Variadic<Kiln_Tensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);
@@ -762,6 +776,8 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
   let extraClassDeclaration = [{
     /// The matmul of a gemm group (the op codegen lowers the group around); null for other kinds.
     ::mlir::Operation *getMatmul();
+    /// The convolution of a conv group; null for other kinds.
+    ::mlir::Operation *getConv();
   }];
 }
 

@@ -498,4 +498,37 @@ llvm::Expected<int64_t> rangeCount(double start, double limit, double delta) {
   return static_cast<int64_t>(n);
 }
 
+llvm::SmallVector<int64_t, 6> channelsLastPermutation(int64_t rank) {
+  llvm::SmallVector<int64_t, 6> perm = {0};
+  for (int64_t axis = 2; axis < rank; ++axis)
+    perm.push_back(axis);
+  if (rank > 1)
+    perm.push_back(1);
+  return perm;
+}
+
+llvm::SmallVector<int64_t, 6> channelsFirstPermutation(int64_t rank) {
+  llvm::SmallVector<int64_t, 6> perm = {0};
+  if (rank > 1)
+    perm.push_back(rank - 1);
+  for (int64_t axis = 1; axis + 1 < rank; ++axis)
+    perm.push_back(axis);
+  return perm;
+}
+
+static Shape permuted(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> perm) {
+  Shape out;
+  for (int64_t axis : perm)
+    out.push_back(dims[axis]);
+  return out;
+}
+
+Shape toChannelsLast(llvm::ArrayRef<int64_t> channelsFirst) {
+  return permuted(channelsFirst, channelsLastPermutation(channelsFirst.size()));
+}
+
+Shape toChannelsFirst(llvm::ArrayRef<int64_t> channelsLast) {
+  return permuted(channelsLast, channelsFirstPermutation(channelsLast.size()));
+}
+
 } // namespace kiln

@@ -33,6 +33,14 @@ bool broadcastsTo(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> target)
 /// Numpy broadcasting of two or more shapes.
 ShapeOrError broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
 
+/// [N, C, D1..Dk] → [N, D1..Dk, C]: the permutation kiln.transpose takes (rank >= 2).
+llvm::SmallVector<int64_t, 6> channelsLastPermutation(int64_t rank);
+/// [N, D1..Dk, C] → [N, C, D1..Dk], the inverse of channelsLastPermutation.
+llvm::SmallVector<int64_t, 6> channelsFirstPermutation(int64_t rank);
+/// A shape in the other order (the same permutations applied to dims).
+Shape toChannelsLast(llvm::ArrayRef<int64_t> channelsFirst);
+Shape toChannelsFirst(llvm::ArrayRef<int64_t> channelsLast);
+
 /// Convolution: input [N, C, D...], weight [M, C/group, K...].
 ShapeOrError convShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> weight,
                        llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> dilations,

@@ -7,8 +7,10 @@
 #include "ir/KilnOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace kiln {
 
@@ -56,6 +58,68 @@ llvm::Error replaceWithConstants(mlir::Operation *op, int64_t inlineElements, ll
   }
   op->erase();
   return llvm::Error::success();
+}
+
+namespace {
+
+/// The raw little-endian bytes of a payload whose elements are whole bytes (a dense non-splat
+/// or a loaded resource blob).
+std::optional<llvm::ArrayRef<char>> rawBytes(mlir::ElementsAttr value) {
+  if (auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(value)) {
+    if (dense.isSplat() || dense.getElementType().isInteger(1))
+      return std::nullopt;
+    return dense.getRawData();
+  }
+  if (auto resource = llvm::dyn_cast<mlir::DenseResourceElementsAttr>(value))
+    if (mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      return blob->getData();
+  return std::nullopt;
+}
+
+} // namespace
+
+llvm::Expected<mlir::ElementsAttr> transposeConstant(mlir::ElementsAttr value, llvm::ArrayRef<int64_t> shape,
+                                                     llvm::ArrayRef<int64_t> perm, int64_t inlineElements,
+                                                     llvm::StringRef suffix) {
+  mlir::Type element = value.getElementType();
+  Shape outShape;
+  for (int64_t axis : perm)
+    outShape.push_back(shape[axis]);
+  auto type = mlir::RankedTensorType::get(outShape, element);
+  // A splat is the same value everywhere.
+  if (auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(value); dense && dense.isSplat())
+    return mlir::ElementsAttr(dense.resizeSplat(type));
+  std::string name = "transposed";
+  if (auto resource = llvm::dyn_cast<mlir::DenseResourceElementsAttr>(value))
+    name = resource.getRawHandle().getKey().str();
+  name += suffix;
+  Shape inStrides = interp::stridesOf(shape);
+  unsigned bits = element.getIntOrFloatBitWidth();
+  std::optional<llvm::ArrayRef<char>> bytes = rawBytes(value);
+  if (bytes && bits % 8 == 0 && (int64_t)bytes->size() == type.getNumElements() * (bits / 8)) {
+    size_t width = bits / 8;
+    std::vector<char> out(bytes->size());
+    // Walk the result in row-major order; `source` follows the input element it copies.
+    Shape coords(outShape.size(), 0);
+    int64_t source = 0;
+    for (int64_t k = 0, count = type.getNumElements(); k < count; ++k) {
+      std::memcpy(out.data() + k * width, bytes->data() + source * width, width);
+      for (int64_t axis = (int64_t)outShape.size() - 1; axis >= 0; --axis) {
+        source += inStrides[perm[axis]];
+        if (++coords[axis] < outShape[axis])
+          break;
+        source -= inStrides[perm[axis]] * outShape[axis];
+        coords[axis] = 0;
+      }
+    }
+    return interp::bytesToElementsAttr(type, out, inlineElements, name);
+  }
+  // i1 and sub-byte payloads go through the interpreter, which copies values unchanged too.
+  auto tensor = interp::fromAttr(value);
+  if (!tensor)
+    return tensor.takeError();
+  tensor->shape.assign(shape.begin(), shape.end());
+  return interp::toElementsAttr(interp::transposeTensor(*tensor, perm), inlineElements, name);
 }
 
 } // namespace kiln

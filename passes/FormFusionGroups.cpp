@@ -1,6 +1,7 @@
 //===- FormFusionGroups.cpp - elementwise chains into kiln.fusion_group ----===//
 //
-// Linear layers first: each kiln.matmul of a 2-d weight takes the epilogue a cuBLASLt matmul
+// Channels-last convolutions take the epilogue a cuDNN graph runs with them (bias, residual,
+// one activation) into a `conv` group. Linear layers first: each kiln.matmul of a 2-d weight takes the epilogue a cuBLASLt matmul
 // can run (bias row, residual, ReLU or tanh GELU) into a `gemm` group. With `approximate-gelu`
 // (bf16 plans), an erf GELU after a bf16 linear layer, as the exporters decompose it
 // (x * 0.5 * (1 + erf(x / sqrt 2)), in any association), becomes a tanh GELU so the epilogue
@@ -85,6 +86,16 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     }
     reportApproximatedGelus();
     reportEpiloguesLeftOut();
+    // Channels-last convolutions, like linear layers, take their epilogue before elementwise
+    // groups could.
+    llvm::SmallVector<ConvOp> convs(body.getOps<ConvOp>());
+    for (ConvOp conv : convs) {
+      if (isDepthwiseChannelsLast(conv))
+        splitBias(conv);
+      llvm::SetVector<Operation *> members = collectConvEpilogue(conv);
+      if (members.size() >= 2)
+        formGroup(members.back(), members, "conv", conv);
+    }
     llvm::DenseSet<Operation *> taken;
     llvm::SmallVector<Operation *> order;
     for (Operation &op : body)
@@ -153,6 +164,70 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
         members.insert(gelu);
     if (!llvm::isa<ReluOp, GeluOp>(members.back()))
       noteEpilogueLeftOut(matmul, current, element);
+    return members;
+  }
+
+  /// A channels-last convolution with one group per input channel.
+  static bool isDepthwiseChannelsLast(ConvOp conv) {
+    auto input = llvm::cast<RankedTensorType>(conv.getInput().getType());
+    return conv.getChannelsLast() && conv.getGroup() > 1 && conv.getGroup() == input.getShape().back();
+  }
+
+  /// conv(x, w, b) → conv(x, w) + b, so the bias joins the elementwise group after the conv
+  /// (b broadcasts along the last, channel, axis) and cuDNN runs the plain convolution.
+  static void splitBias(ConvOp conv) {
+    Value bias = conv.getBias();
+    if (!bias)
+      return;
+    mlir::OpBuilder builder(conv->getContext());
+    builder.setInsertionPointAfter(conv);
+    conv.getBiasMutable().clear();
+    auto add = AddOp::create(builder, conv.getLoc(), conv.getResult().getType(), conv.getResult(), bias);
+    conv.getResult().replaceAllUsesExcept(add.getResult(), add);
+  }
+
+  /// A channels-last 2-d convolution and the epilogue one cuDNN graph runs with it, in order:
+  /// act(conv + bias + residual), the bias (a row of its channels, when the conv has no bias
+  /// operand) and the residual (its type and shape) each optional and in either order, then one
+  /// of ReLU, clip with constant bounds, sigmoid, hard sigmoid, hard swish. Each link has one
+  /// use. Depthwise convolutions take none, not even their bias (splitBias): with an epilogue
+  /// cuDNN offers one engine for them, 12x slower than the plain convolution (measured on the
+  /// H200, cuDNN 9.14), so their epilogue is an elementwise group.
+  llvm::SetVector<Operation *> collectConvEpilogue(ConvOp conv) {
+    llvm::SetVector<Operation *> members;
+    auto result = llvm::cast<RankedTensorType>(conv.getResult().getType());
+    mlir::Type element = result.getElementType();
+    if (!conv.getChannelsLast() || result.getRank() != 4 || !result.hasStaticShape() ||
+        !(element.isF32() || isNarrowFloat(element)) || isDepthwiseChannelsLast(conv))
+      return members;
+    int64_t channels = result.getShape().back();
+    members.insert(conv);
+    bool bias = static_cast<bool>(conv.getBias()), residual = false;
+    Value current = conv.getResult();
+    while (current.hasOneUse()) {
+      Operation *user = *current.getUsers().begin();
+      if (auto add = llvm::dyn_cast<AddOp>(user)) {
+        Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
+        auto type = llvm::cast<RankedTensorType>(other.getType());
+        if (other == current || type.getElementType() != element || add.getResult().getType() != result)
+          break;
+        if (!bias && isBiasRow(type, channels) && type.getRank() <= result.getRank())
+          bias = true;
+        else if (type == result && !residual)
+          residual = true;
+        else
+          break;
+        members.insert(add);
+        current = add.getResult();
+        continue;
+      }
+      bool constantClip = false;
+      if (auto clip = llvm::dyn_cast<ClipOp>(user))
+        constantClip = scalarConstant(clip.getMin()) && scalarConstant(clip.getMax());
+      if (constantClip || llvm::isa<ReluOp, SigmoidOp, HardSigmoidOp, HardSwishOp>(user))
+        members.insert(user);
+      break;
+    }
     return members;
   }
 

@@ -26,6 +26,26 @@ def FoldConstants : Pass<"kiln-fold-constants", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def FoldBatchNorm : Pass<"kiln-fold-batch-norm", "mlir::func::FuncOp"> {
+  let summary = "Inference BatchNorm into the preceding conv, or into a multiply-add";
+  let description = [{
+    A kiln.batch_norm whose scale, bias, mean and variance are constants is x·s + t per
+    channel, s = scale / sqrt(variance + epsilon), t = bias − mean·s. When its input is a
+    channels-first kiln.conv that nothing else uses, with a constant weight and an optional
+    constant bias, the conv absorbs it: weight·s along the output channels, bias·s + t. The
+    conv's location fuses the BatchNorm's, so plan steps name both ONNX nodes. Any other
+    BatchNorm with constant parameters becomes kiln.mul by s and kiln.add of t, constants of
+    shape [1, C, 1, ...] that join elementwise fusion groups. s, t and the new values are
+    computed in f64 and rounded once to their type; the folded arithmetic associates
+    differently, so results move by a few ulps.
+  }];
+  let options = [
+    Option<"inlineElements", "inline-elements", "int64_t", /*default=*/"16",
+           "Folded constants with more elements become resource blobs">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def MixedPrecision : Pass<"kiln-mixed-precision", "mlir::func::FuncOp"> {
   let summary = "Autocast-style precision policy with explicit kiln.cast ops";
   let description = [{
@@ -48,6 +68,25 @@ def MixedPrecision : Pass<"kiln-mixed-precision", "mlir::func::FuncOp"> {
                "ONNX node names, ONNX op types or kiln op names that stay fp32">,
     ListOption<"forcePrecision", "force-precision", "std::string",
                "NAME=PRECISION pairs (fp32, tf32, bf16, fp16) that override the policy">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def ConvertLayout : Pass<"kiln-convert-layout", "mlir::func::FuncOp"> {
+  let summary = "Channels-last 2-d convolutions and pools, with the transposes between them cancelled";
+  let description = [{
+    Each 2-d kiln.conv that `layout` selects becomes `transpose(x, [0,2,3,1])` → conv with
+    `channels_last` → `transpose(y, [0,3,1,2])`, its weight permuted to KRSC at compile time
+    (a transpose when it is not a constant). `auto` selects the convs whose input is bf16 or
+    f16 (tensor-core convs), `nhwc` every 2-d conv, `nchw` none. The channels-first transposes
+    then sink through elementwise ops (constant operands permuted at compile time), pools
+    whose input is one take `channels_last` too, and transposes compose and vanish, so what
+    remains are the transposes at the layout's boundaries. conv_transpose and 1-d/3-d convs
+    stay channels first. A layout change is a permutation: the module means what it meant.
+  }];
+  let options = [
+    Option<"layout", "layout", "std::string", /*default=*/"\"auto\"",
+           "auto (channels last for bf16/fp16 convs), nchw (no change) or nhwc (every 2-d conv)">,
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

@@ -31,6 +31,23 @@ std::optional<Precision> parsePrecision(llvm::StringRef text) {
       .Default(std::nullopt);
 }
 
+llvm::StringRef layoutName(Layout layout) {
+  switch (layout) {
+  case Layout::Auto: return "auto";
+  case Layout::NCHW: return "nchw";
+  case Layout::NHWC: return "nhwc";
+  }
+  return "";
+}
+
+std::optional<Layout> parseLayout(llvm::StringRef text) {
+  return llvm::StringSwitch<std::optional<Layout>>(text)
+      .Case("auto", Layout::Auto)
+      .Case("nchw", Layout::NCHW)
+      .Case("nhwc", Layout::NHWC)
+      .Default(std::nullopt);
+}
+
 llvm::Expected<PrecisionOverride> parsePrecisionOverride(llvm::StringRef text) {
   auto [target, value] = text.rsplit('=');
   std::optional<Precision> precision = parsePrecision(value);
@@ -43,8 +60,12 @@ llvm::Expected<PrecisionOverride> parsePrecisionOverride(llvm::StringRef text) {
 
 void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &options) {
   mlir::OpPassManager &func = pm.nest<mlir::func::FuncOp>();
-  if (options.foldConstants)
+  // BatchNorms fold into their convs on the fp32 weights, before the precision policy rounds
+  // them (with constant folding: `--no-fold` keeps both).
+  if (options.foldConstants) {
     func.addPass(createFoldConstants());
+    func.addPass(createFoldBatchNorm());
+  }
   MixedPrecisionOptions precision;
   precision.precision = precisionName(options.precision).str();
   precision.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
@@ -55,6 +76,15 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
   // constants and casts merge.
   func.addPass(mlir::createCanonicalizerPass());
   func.addPass(mlir::createCSEPass());
+  // On the settled types (auto picks the half-precision convs), before anything groups ops:
+  // then canonicalize turns the transposes that move only unit axes into reshapes (views).
+  if (options.layout != Layout::NCHW) {
+    ConvertLayoutOptions layout;
+    layout.layout = layoutName(options.layout).str();
+    func.addPass(createConvertLayout(layout));
+    func.addPass(mlir::createCanonicalizerPass());
+    func.addPass(mlir::createCSEPass());
+  }
   // Before grouping, so the mask and scale ops attention absorbs are not grouped first.
   bool half = options.precision == Precision::BF16 || options.precision == Precision::FP16;
   if (options.fuseAttention && half) {
@@ -83,7 +113,7 @@ struct KilnPipelineOptions : mlir::PassPipelineOptions<KilnPipelineOptions> {
                                    llvm::cl::desc("ONNX node names, ONNX op types or kiln op names kept in fp32")};
   ListOption<std::string> forcePrecision{*this, "force-precision",
                                          llvm::cl::desc("NAME=PRECISION overrides of the precision policy")};
-  Option<bool> fold{*this, "fold", llvm::cl::desc("Fold ops whose operands are all constants"),
+  Option<bool> fold{*this, "fold", llvm::cl::desc("Fold ops whose operands are all constants, and BatchNorms"),
                     llvm::cl::init(true)};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("Group elementwise chains into kiln.fusion_group regions"),
                     llvm::cl::init(true)};
@@ -93,6 +123,9 @@ struct KilnPipelineOptions : mlir::PassPipelineOptions<KilnPipelineOptions> {
   Option<bool> exactGelu{*this, "exact-gelu",
                          llvm::cl::desc("Keep erf GELUs exact in bf16 (no tanh GELU epilogue)"),
                          llvm::cl::init(false)};
+  Option<std::string> layout{*this, "layout",
+                             llvm::cl::desc("Channels-last convs: auto (bf16/fp16 convs), nchw (none) or nhwc (all 2-d)"),
+                             llvm::cl::init("auto")};
 };
 
 /// The options' text as PipelineOptions; an error naming a bad value.
@@ -115,6 +148,11 @@ llvm::Expected<PipelineOptions> toPipelineOptions(const KilnPipelineOptions &o) 
   options.fuse = o.fuse;
   options.fuseAttention = o.fuseAttention;
   options.exactGelu = o.exactGelu;
+  std::optional<Layout> layout = parseLayout(o.layout);
+  if (!layout)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "kiln-pipeline: layout '" + o.layout + "' is not one of auto, nchw, nhwc");
+  options.layout = *layout;
   return options;
 }
 

@@ -1,7 +1,7 @@
 //===- Pipelines.h - the optimization pipeline, built in one place -*- C++ -*-===//
 //
 // `kiln compile` and `kiln-opt --kiln-pipeline=...` run the same passes: both build them with
-// buildOptimizationPipeline from one PipelineOptions. Later passes (layout,
+// buildOptimizationPipeline from one PipelineOptions. Later passes (such as
 // quantization) add their options here and their passes in Pipelines.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -27,6 +27,15 @@ llvm::StringRef precisionName(Precision precision);
 /// The inverse of precisionName; std::nullopt for anything else.
 std::optional<Precision> parsePrecision(llvm::StringRef text);
 
+/// What `--layout` asks for: channels last for the convs where tensor cores win (auto: bf16
+/// and fp16 convs), for none (nchw) or for every 2-d conv (nhwc). kiln-convert-layout.
+enum class Layout { Auto, NCHW, NHWC };
+
+/// "auto", "nchw", "nhwc".
+llvm::StringRef layoutName(Layout layout);
+/// The inverse of layoutName; std::nullopt for anything else.
+std::optional<Layout> parseLayout(llvm::StringRef text);
+
 /// `--force-precision NAME=bf16`: run the op(s) matched by `target` (an ONNX node name, an ONNX
 /// op type such as `Softmax`, or a kiln op name such as `kiln.softmax`) in `precision`.
 struct PrecisionOverride {
@@ -42,7 +51,8 @@ struct PipelineOptions {
   std::vector<std::string> keepFp32;
   /// `--force-precision`: applied after keepFp32; the last override of a target wins.
   std::vector<PrecisionOverride> forcePrecision;
-  /// Fold ops whose operands are all constants (through the reference interpreter).
+  /// Fold ops whose operands are all constants (through the reference interpreter), and
+  /// BatchNorms with constant parameters into their convs or a multiply-add.
   bool foldConstants = true;
   /// Group elementwise chains into kiln.fusion_group regions (one generated kernel each).
   bool fuse = true;
@@ -52,6 +62,8 @@ struct PipelineOptions {
   /// Keep erf GELUs exact in bf16 plans (otherwise those after a linear layer run as the tanh
   /// GELU of its cuBLASLt epilogue; fp16 and fp32 plans always keep erf).
   bool exactGelu = false;
+  /// Which convs run channels last (kiln-convert-layout).
+  Layout layout = Layout::Auto;
 };
 
 /// Parses one `--force-precision` value, "NAME=bf16" (fp32, tf32, bf16 or fp16); the error

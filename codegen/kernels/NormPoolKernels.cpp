@@ -18,6 +18,8 @@ namespace {
 // gives the same result run to run -- no atomics anywhere.
 constexpr std::string_view kNormPoolPrelude = R"CUDA(
 // ---- pooling / normalization / resize (kiln_np_) ----
+// V consecutive elements moved by one access (channels_last pooling reads channel vectors).
+template <typename T, int V> struct alignas(sizeof(T) * V) kiln_np_vec { T v[V]; };
 // max that propagates NaN (as kiln.max_pool and kiln.global_max_pool define it).
 template <typename T> __device__ __forceinline__ T kiln_np_max_nan(T a, T b) {
   return (a != a) ? a : ((b > a || b != b) ? b : a);

@@ -58,6 +58,40 @@ KernelLaunch warpPerRowLaunch(std::string function, int64_t rows, std::vector<Ke
 /// Launch over `rows` independent rows with one block of `threads` threads per row.
 KernelLaunch blockPerRowLaunch(std::string function, int64_t rows, uint32_t threads, std::vector<KernelArg> args);
 
+//===-- Pooling (NormPoolPooling.cpp, NormPoolPoolingChannelsLast.cpp) -------===//
+
+/// Window geometry with 3 spatial axes (leading unit axes for 1-d and 2-d pools).
+struct PoolGeometry {
+  int64_t image[3], positions[3], kernel[3], stride[3], dilation[3], padBegin[3], padEnd[3];
+};
+
+/// What a max/avg pool kernel does per window, as source snippets. Each lane of a channel
+/// vector has its accumulator `name@L@` (L is "" with one lane, "[j]" for lane j), starting at
+/// `identity`; `init` is per-window state before the taps, `tap` runs once per tap inside the
+/// image, `lane` once per element of the tap (it reads `@CT@ v`), and `result` is the value of
+/// a lane after the taps.
+struct PoolBody {
+  std::string name, identity, init, tap, lane, result;
+  bool includePad = false; // `result` reads `padded`, the taps inside the padded image
+};
+
+/// The pool's source values shared by both layouts (FN, T, CT, the geometry's P/I/K/S/D/PB/PE).
+std::vector<std::pair<std::string, std::string>> poolValues(const std::string &fn, DType dtype,
+                                                            const PoolGeometry &g);
+
+/// Elements of a 16-byte (or narrower) access along the channel axis: the widest power of two
+/// that divides `channels`, 1 when none does (buffers are 256-byte aligned, so a channel vector
+/// that starts at a multiple of its width is aligned).
+int64_t channelVectorWidth(DType dtype, int64_t channels);
+
+/// kiln.max_pool / kiln.avg_pool with `channels_last`: [N, D1..Dk, C] -> [N, P1..Pk, C]. The
+/// op has been validated and `g` is its geometry; `total` output elements (> 0).
+StatusOr<EmittedKernels> emitChannelsLastPool(const OpDesc &op, const EmitContext &context, bool isMax,
+                                              const PoolGeometry &g, const PoolBody &body);
+/// kiln.global_avg_pool / kiln.global_max_pool with `channels_last`: [N, D1..Dk, C] -> [N, 1..1, C].
+/// The op has been validated (float input).
+StatusOr<EmittedKernels> emitChannelsLastGlobalPool(const OpDesc &op, const EmitContext &context, bool isMax);
+
 //===-- Resize taps (NormPoolResize.cpp) -------------------------------------===//
 
 struct ResizeAxisParams {

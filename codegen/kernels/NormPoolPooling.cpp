@@ -4,6 +4,7 @@
 // spatial axes, padded to 3 with unit axes as the interpreter does, so one kernel shape serves
 // all). kiln.global_avg_pool / kiln.global_max_pool: one (n, c) plane per warp when the plane
 // is small (ResNet-50's 7x7), per block otherwise, reduced with shuffles -- deterministic.
+// With `channels_last` the same windows run over [N, D1..Dk, C] in NormPoolPoolingChannelsLast.cpp.
 //
 // Semantics follow ir/Interpreter/DenseEval.cpp: taps outside the image are skipped (never
 // read as a value); avg divides by the taps inside the image, or with count_include_pad by the
@@ -17,23 +18,17 @@
 #include <limits>
 
 namespace kiln::codegen::normpool {
-namespace {
 
-/// Window geometry with 3 spatial axes (leading unit axes for 1-d and 2-d pools).
-struct PoolGeometry {
-  int64_t image[3], positions[3], kernel[3], stride[3], dilation[3], padBegin[3], padEnd[3];
-};
-
-StatusOr<PoolGeometry> poolGeometry(const OpDesc &op, const TensorDesc &input) {
-  const TensorDesc &result = op.results[0];
-  int64_t rank = static_cast<int64_t>(input.shape.size()), spatial = rank - 2;
+/// Window geometry of a pool whose shapes are given channels first ([N, C, D1..Dk]).
+static StatusOr<PoolGeometry> poolGeometry(const OpDesc &op, const std::vector<int64_t> &input,
+                                           const std::vector<int64_t> &result) {
+  int64_t rank = static_cast<int64_t>(input.size()), spatial = rank - 2;
   if (spatial < 1 || spatial > 3)
     return op.error("pooling supports 1 to 3 spatial axes ([N, C, D1..D3]), got input shape " +
-                    formatShape(input.shape));
-  if (result.shape.size() != input.shape.size() || result.shape[0] != input.shape[0] ||
-      result.shape[1] != input.shape[1])
-    return op.error("the result shape " + formatShape(result.shape) + " does not keep the input's [N, C] " +
-                    formatShape(input.shape));
+                    formatShape(op.operands[0]->shape));
+  if (result.size() != input.size() || result[0] != input[0] || result[1] != input[1])
+    return op.error("the result shape " + formatShape(op.results[0].shape) + " does not keep the input's N and C " +
+                    formatShape(op.operands[0]->shape));
   for (const char *name : {"kernel_shape", "strides", "dilations", "pads"})
     if (!op.hasAttr(name))
       return op.error(std::string("missing attribute '") + name + "'; the importer always sets it");
@@ -42,7 +37,8 @@ StatusOr<PoolGeometry> poolGeometry(const OpDesc &op, const TensorDesc &input) {
   if ((int64_t)kernel.size() != spatial || (int64_t)strides.size() != spatial ||
       (int64_t)dilations.size() != spatial || (int64_t)pads.size() != 2 * spatial)
     return op.error("kernel_shape, strides and dilations need " + std::to_string(spatial) + " values and pads " +
-                    std::to_string(2 * spatial) + " (begins then ends) for input shape " + formatShape(input.shape));
+                    std::to_string(2 * spatial) + " (begins then ends) for input shape " +
+                    formatShape(op.operands[0]->shape));
   PoolGeometry g;
   int64_t lead = 3 - spatial;
   for (int64_t a = 0; a < 3; ++a) {
@@ -52,8 +48,8 @@ StatusOr<PoolGeometry> poolGeometry(const OpDesc &op, const TensorDesc &input) {
       continue;
     }
     int64_t s = a - lead;
-    g.image[a] = input.shape[s + 2];
-    g.positions[a] = result.shape[s + 2];
+    g.image[a] = input[s + 2];
+    g.positions[a] = result[s + 2];
     g.kernel[a] = kernel[s];
     g.stride[a] = strides[s];
     g.dilation[a] = dilations[s];
@@ -63,6 +59,35 @@ StatusOr<PoolGeometry> poolGeometry(const OpDesc &op, const TensorDesc &input) {
       return op.error("kernel_shape, strides and dilations must be positive and pads non-negative");
   }
   return g;
+}
+
+std::vector<std::pair<std::string, std::string>> poolValues(const std::string &fn, DType dtype,
+                                                            const PoolGeometry &g) {
+  std::vector<std::pair<std::string, std::string>> values = {
+      {"FN", fn}, {"T", storageType(dtype)}, {"CT", computeType(dtype)}};
+  for (int a = 0; a < 3; ++a) {
+    std::string n = std::to_string(a);
+    values.push_back({"P" + n, literalInt(g.positions[a])});
+    values.push_back({"I" + n, literalInt(g.image[a])});
+    values.push_back({"K" + n, literalInt(g.kernel[a])});
+    values.push_back({"S" + n, literalInt(g.stride[a])});
+    values.push_back({"D" + n, literalInt(g.dilation[a])});
+    values.push_back({"PB" + n, literalInt(g.padBegin[a])});
+    values.push_back({"PE" + n, literalInt(g.padEnd[a])});
+  }
+  return values;
+}
+
+namespace {
+
+/// [N, D1..Dk, C] as [N, C, D1..Dk].
+std::vector<int64_t> channelsFirst(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> out = shape;
+  if (shape.size() >= 2) {
+    out[1] = shape.back();
+    std::copy(shape.begin() + 1, shape.end() - 1, out.begin() + 2);
+  }
+  return out;
 }
 
 // The window loop nest shared by max and avg: @VISIT@ sees `src` offset `tap`.
@@ -112,6 +137,32 @@ constexpr std::string_view kPaddedCount = R"CUDA(
       padded = c0 * c1 * c2;
     })CUDA";
 
+/// What max or avg does per window (both layouts).
+PoolBody poolBody(const OpDesc &op, DType dtype, bool isMax) {
+  PoolBody body;
+  if (isMax) {
+    // The padding never wins: floats start at -inf, i8/ui8 at the type's lowest value.
+    bool isInt = dtype == DType::I8 || dtype == DType::U8;
+    std::string lowest = isInt ? literal(dtype, dtype == DType::I8 ? -128.0 : 0.0)
+                               : literal(dtype, -std::numeric_limits<double>::infinity());
+    body.name = "best";
+    body.identity = lowest;
+    body.lane = isInt ? "best@L@ = v > best@L@ ? v : best@L@;"
+                      // A NaN tap sticks: nothing compares greater than it afterwards.
+                      : "best@L@ = (v > best@L@ || v != v) ? v : best@L@;";
+    body.result = "best@L@";
+  } else {
+    body.includePad = op.attrInt("count_include_pad", 0) != 0;
+    body.name = "sum";
+    body.identity = "0";
+    body.init = "kiln_i64 inside = 0;";
+    body.tap = "++inside;";
+    body.lane = "sum@L@ += v;";
+    body.result = body.includePad ? "sum@L@ / (@CT@)padded" : "sum@L@ / (@CT@)inside";
+  }
+  return body;
+}
+
 StatusOr<EmittedKernels> emitPool(const OpDesc &op, const EmitContext &context, bool isMax) {
   KILN_NP_TRY(checkArity(op, 1, 1));
   auto input = requireOperand(op, 0, "input");
@@ -123,7 +174,12 @@ StatusOr<EmittedKernels> emitPool(const OpDesc &op, const EmitContext &context, 
     KILN_NP_TRY(requireFloat(op, x, isMax ? "input (or i8/ui8)" : "input"));
   if (op.results[0].dtype != x.dtype)
     return op.error("the result element type differs from the input's");
-  auto geometry = poolGeometry(op, x);
+  bool last = op.attrInt("channels_last", 0) != 0;
+  if (last && (x.shape.size() < 3 || op.results[0].shape.size() < 3))
+    return op.error("channels_last pooling needs [N, D1..Dk, C] with k >= 1, got input shape " +
+                    formatShape(x.shape));
+  auto geometry = last ? poolGeometry(op, channelsFirst(x.shape), channelsFirst(op.results[0].shape))
+                       : poolGeometry(op, x.shape, op.results[0].shape);
   if (!geometry.isOk())
     return geometry.status();
   const PoolGeometry &g = geometry.value();
@@ -132,51 +188,24 @@ StatusOr<EmittedKernels> emitPool(const OpDesc &op, const EmitContext &context, 
   int64_t total = op.results[0].numElements();
   if (total == 0)
     return out; // nothing to compute
+  PoolBody body = poolBody(op, x.dtype, isMax);
+  if (last)
+    return emitChannelsLastPool(op, context, isMax, g, body);
 
-  std::string ct = computeType(x.dtype);
-  std::vector<std::pair<std::string, std::string>> values = {
-      {"FN", context.symbol + (isMax ? "max_pool" : "avg_pool")},
-      {"T", storageType(x.dtype)},
-      {"CT", ct},
-      {"TOTAL", literalInt(total)},
-      {"IMAGE", literalInt(g.image[0] * g.image[1] * g.image[2])},
-  };
-  for (int a = 0; a < 3; ++a) {
-    std::string n = std::to_string(a);
-    values.push_back({"P" + n, literalInt(g.positions[a])});
-    values.push_back({"I" + n, literalInt(g.image[a])});
-    values.push_back({"K" + n, literalInt(g.kernel[a])});
-    values.push_back({"S" + n, literalInt(g.stride[a])});
-    values.push_back({"D" + n, literalInt(g.dilation[a])});
-    values.push_back({"PB" + n, literalInt(g.padBegin[a])});
-    values.push_back({"PE" + n, literalInt(g.padEnd[a])});
-  }
-
-  std::string init, visit, finish;
-  if (isMax) {
-    // The padding never wins: floats start at -inf, i8/ui8 at the type's lowest value.
-    std::string lowest = isInt ? literal(x.dtype, x.dtype == DType::I8 ? -128.0 : 0.0)
-                               : literal(x.dtype, -std::numeric_limits<double>::infinity());
-    init = "    @CT@ best = " + lowest + ";";
-    visit = isInt ? "          const @CT@ v = kiln_ld(src, tap);\n          best = v > best ? v : best;"
-                  // A NaN tap sticks: nothing compares greater than it afterwards.
-                  : "          const @CT@ v = kiln_ld(src, tap);\n          best = (v > best || v != v) ? v : best;";
-    finish = "    kiln_st(y, i, best);";
-  } else {
-    bool includePad = op.attrInt("count_include_pad", 0) != 0;
-    init = "    @CT@ sum = 0;\n    kiln_i64 inside = 0;";
-    visit = "          sum += (@CT@)kiln_ld(src, tap);\n          ++inside;";
-    if (includePad)
-      finish = std::string(kPaddedCount) + "\n    kiln_st(y, i, sum / (@CT@)padded);";
-    else
-      finish = "    kiln_st(y, i, sum / (@CT@)inside);";
-  }
+  std::string fn = context.symbol + (isMax ? "max_pool" : "avg_pool");
+  std::vector<std::pair<std::string, std::string>> values = poolValues(fn, x.dtype, g);
+  values.push_back({"TOTAL", literalInt(total)});
+  values.push_back({"IMAGE", literalInt(g.image[0] * g.image[1] * g.image[2])});
+  values.push_back({"L", ""}); // one lane: scalar accumulators
+  std::string init = "    @CT@ " + body.name + " = " + body.identity + ";\n    " + body.init;
+  std::string visit = "          const @CT@ v = kiln_ld(src, tap);\n          " + body.tap + "\n          " + body.lane;
+  std::string finish = (body.includePad ? std::string(kPaddedCount) + "\n" : "") + "    kiln_st(y, i, " +
+                       body.result + ");";
   values.push_back({"INIT", fill(init, values)});
   values.push_back({"VISIT", fill(visit, values)});
   values.push_back({"FINISH", fill(finish, values)});
   out.source = fill(kPoolKernel, values);
-  out.launches.push_back(gridStrideLaunch(context.symbol + (isMax ? "max_pool" : "avg_pool"), total,
-                                          {KernelArg::operand(0), KernelArg::result(0)}));
+  out.launches.push_back(gridStrideLaunch(fn, total, {KernelArg::operand(0), KernelArg::result(0)}));
   return out;
 }
 
@@ -226,12 +255,16 @@ StatusOr<EmittedKernels> emitGlobalPool(const OpDesc &op, const EmitContext &con
     return input.status();
   const TensorDesc &x = *input.value();
   KILN_NP_TRY(requireFloat(op, x, "input"));
-  if (x.shape.size() < 2)
-    return op.error("the input must be [N, C, D1..Dk], got shape " + formatShape(x.shape));
+  bool last = op.attrInt("channels_last", 0) != 0;
+  if (x.shape.size() < (last ? 3u : 2u))
+    return op.error(std::string("the input must be ") + (last ? "[N, D1..Dk, C]" : "[N, C, D1..Dk]") +
+                    ", got shape " + formatShape(x.shape));
   std::vector<int64_t> resultShape(x.shape.size(), 1);
   resultShape[0] = x.shape[0];
-  resultShape[1] = x.shape[1];
+  resultShape[last ? x.shape.size() - 1 : 1] = x.shape[last ? x.shape.size() - 1 : 1];
   KILN_NP_TRY(requireResult(op, x.dtype, resultShape));
+  if (last)
+    return emitChannelsLastGlobalPool(op, context, isMax);
 
   EmittedKernels out;
   int64_t rows = x.shape[0] * x.shape[1];

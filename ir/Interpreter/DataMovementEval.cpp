@@ -97,18 +97,7 @@ llvm::Expected<Results> evalReshape(Operation *op, llvm::ArrayRef<const Tensor *
 }
 
 llvm::Expected<Results> evalTranspose(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
-  const Tensor &in = *operands[0];
-  llvm::ArrayRef<int64_t> perm = llvm::cast<TransposeOp>(op).getPerm();
-  Shape inStrides = stridesOf(in.shape);
-  Tensor out = resultOf(op);
-  // Output axis i is input axis perm[i].
-  gatherInto(out, in, [&](llvm::ArrayRef<int64_t> c) {
-    int64_t k = 0;
-    for (size_t i = 0; i < c.size(); ++i)
-      k += c[i] * inStrides[perm[i]];
-    return k;
-  });
-  return Results{std::move(out)};
+  return Results{transposeTensor(*operands[0], llvm::cast<TransposeOp>(op).getPerm())};
 }
 
 llvm::Expected<Results> evalConcat(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -607,6 +596,24 @@ llvm::Expected<Results> evalResize(Operation *op, llvm::ArrayRef<const Tensor *>
 }
 
 } // namespace
+
+Tensor transposeTensor(const Tensor &in, llvm::ArrayRef<int64_t> perm) {
+  Tensor out;
+  out.element = in.element;
+  for (int64_t axis : perm)
+    out.shape.push_back(in.shape[axis]);
+  out.f.resize(in.f.size());
+  out.i.resize(in.i.size());
+  Shape inStrides = stridesOf(in.shape);
+  // Output axis i is input axis perm[i].
+  gatherInto(out, in, [&](llvm::ArrayRef<int64_t> c) {
+    int64_t k = 0;
+    for (size_t i = 0; i < c.size(); ++i)
+      k += c[i] * inStrides[perm[i]];
+    return k;
+  });
+  return out;
+}
 
 void registerDataMovementEvaluators(EvaluatorTable &table) {
   table.add("kiln.reshape", evalReshape);

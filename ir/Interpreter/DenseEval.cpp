@@ -8,7 +8,8 @@
 // plain loops.
 //
 // Shapes come from the op's static result type: the shape rules (ir/ShapeRules.h) already
-// resolved ceil_mode, output_padding and the like when the op was built and verified.
+// resolved ceil_mode, output_padding and the like when the op was built and verified. Ops with
+// `channels_last` are evaluated channels first between two permutations (eitherLayout).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,50 @@ using MatrixMap = Eigen::Map<RowMatrix>;
 
 Tensor resultTensor(Operation *op, unsigned index = 0) {
   return Tensor::zeros(llvm::cast<RankedTensorType>(op->getResult(index).getType()));
+}
+
+/// Whether `op` (a conv or a pool) has `channels_last`: the channel axis last in its operands
+/// and result.
+bool channelsLast(Operation *op) {
+  auto attr = op->getAttrOfType<BoolAttr>("channels_last");
+  return attr && attr.getValue();
+}
+
+/// The op's result as a zero tensor, channels first even when the op is channels_last: the
+/// evaluators of layout-sensitive ops compute the channels-first op, and eitherLayout permutes
+/// around them.
+Tensor channelsFirstResult(Operation *op) {
+  Tensor y = resultTensor(op);
+  if (channelsLast(op))
+    y.shape = toChannelsFirst(y.shape);
+  return y;
+}
+
+/// A layout-sensitive op in either layout. With `channels_last`, the operands of rank >= 3
+/// (input and weight, not conv's bias) are permuted channels first, the channels-first
+/// evaluator runs and its result is permuted back. Permutations copy values, so the result is
+/// bit for bit the channels-first op's.
+template <OpEvaluator Evaluate>
+llvm::Expected<Results> eitherLayout(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
+  if (!channelsLast(op))
+    return Evaluate(op, operands);
+  std::vector<Tensor> permuted;
+  permuted.reserve(operands.size()); // the pointers below stay valid
+  llvm::SmallVector<const Tensor *> channelsFirst;
+  for (const Tensor *operand : operands) {
+    if (operand->shape.size() < 3) {
+      channelsFirst.push_back(operand);
+      continue;
+    }
+    permuted.push_back(transposeTensor(*operand, channelsFirstPermutation(operand->shape.size())));
+    channelsFirst.push_back(&permuted.back());
+  }
+  auto results = Evaluate(op, channelsFirst);
+  if (!results)
+    return results.takeError();
+  Tensor &y = results->front();
+  y = transposeTensor(y, channelsLastPermutation(y.shape.size()));
+  return results;
 }
 
 int64_t product(llvm::ArrayRef<int64_t> dims) {
@@ -202,7 +247,7 @@ llvm::Expected<Results> evalConv(Operation *op, llvm::ArrayRef<const Tensor *> o
   auto conv = llvm::cast<ConvOp>(op);
   const Tensor &x = *operands[0], &w = *operands[1];
   const Tensor *bias = conv.getBias() ? operands[2] : nullptr;
-  Tensor y = resultTensor(op);
+  Tensor y = channelsFirstResult(op);
   auto window = makeWindow(op, x.shape, y.shape, llvm::ArrayRef<int64_t>(w.shape).drop_front(2),
                            conv.getStrides(), conv.getDilations(), conv.getPads());
   if (!window)
@@ -318,7 +363,7 @@ void forEachWindow(const Window &w, int64_t planes, Visit visit) {
 
 llvm::Expected<Results> evalMaxPool(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
   const Tensor &x = *operands[0];
-  Tensor y = resultTensor(op);
+  Tensor y = channelsFirstResult(op);
   auto window = poolWindow(llvm::cast<MaxPoolOp>(op), x, y);
   if (!window)
     return window.takeError();
@@ -354,7 +399,7 @@ llvm::Expected<Results> evalMaxPool(Operation *op, llvm::ArrayRef<const Tensor *
 llvm::Expected<Results> evalAvgPool(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
   auto pool = llvm::cast<AvgPoolOp>(op);
   const Tensor &x = *operands[0];
-  Tensor y = resultTensor(op);
+  Tensor y = channelsFirstResult(op);
   auto window = poolWindow(pool, x, y);
   if (!window)
     return window.takeError();
@@ -374,7 +419,7 @@ llvm::Expected<Results> evalAvgPool(Operation *op, llvm::ArrayRef<const Tensor *
 
 llvm::Expected<Results> evalGlobalAvgPool(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
   const Tensor &x = *operands[0];
-  Tensor y = resultTensor(op);
+  Tensor y = channelsFirstResult(op);
   int64_t plane = product(llvm::ArrayRef<int64_t>(x.shape).drop_front(2));
   for (int64_t p = 0; p < y.size(); ++p) {
     double sum = 0.0;
@@ -387,7 +432,7 @@ llvm::Expected<Results> evalGlobalAvgPool(Operation *op, llvm::ArrayRef<const Te
 
 llvm::Expected<Results> evalGlobalMaxPool(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
   const Tensor &x = *operands[0];
-  Tensor y = resultTensor(op);
+  Tensor y = channelsFirstResult(op);
   int64_t plane = product(llvm::ArrayRef<int64_t>(x.shape).drop_front(2));
   for (int64_t p = 0; p < y.size(); ++p) {
     double best = -std::numeric_limits<double>::infinity();
@@ -858,12 +903,12 @@ llvm::Expected<Results> evalAttention(Operation *op, llvm::ArrayRef<const Tensor
 } // namespace
 
 void registerDenseEvaluators(EvaluatorTable &table) {
-  table.add("kiln.conv", evalConv);
+  table.add("kiln.conv", eitherLayout<evalConv>);
   table.add("kiln.conv_transpose", evalConvTranspose);
-  table.add("kiln.max_pool", evalMaxPool);
-  table.add("kiln.avg_pool", evalAvgPool);
-  table.add("kiln.global_avg_pool", evalGlobalAvgPool);
-  table.add("kiln.global_max_pool", evalGlobalMaxPool);
+  table.add("kiln.max_pool", eitherLayout<evalMaxPool>);
+  table.add("kiln.avg_pool", eitherLayout<evalAvgPool>);
+  table.add("kiln.global_avg_pool", eitherLayout<evalGlobalAvgPool>);
+  table.add("kiln.global_max_pool", eitherLayout<evalGlobalMaxPool>);
   table.add("kiln.batch_norm", evalBatchNorm);
   table.add("kiln.instance_norm", evalInstanceNorm);
   table.add("kiln.layer_norm", evalLayerNorm);

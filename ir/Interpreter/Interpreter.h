@@ -49,6 +49,10 @@ llvm::Error opError(mlir::Operation *op, const llvm::Twine &message);
 /// out-of-range values converted to f8E4M3FN.
 Tensor castTensor(const Tensor &in, mlir::Type element, bool saturate);
 
+/// `in` with its axes permuted as kiln.transpose permutes them: output axis i is input axis
+/// perm[i]. Values are copied, never rounded.
+Tensor transposeTensor(const Tensor &in, llvm::ArrayRef<int64_t> perm);
+
 /// Evaluates one op on operand values.
 llvm::Expected<Results> evaluateOp(mlir::Operation *op, llvm::ArrayRef<const Tensor *> operands);
 

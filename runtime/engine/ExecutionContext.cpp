@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/engine/AttentionProblem.h"
+#include "runtime/engine/CudnnGraph.h"
 #include "runtime/engine/EngineState.h"
 #include "runtime/engine/StepExecutor.h"
 
@@ -36,7 +36,7 @@ struct ExecutionContext::Impl {
   runtime::DeviceResources res;
   std::vector<Io> inputs, outputs;
   runtime::Event phase[4]; // before inputs, after inputs, after steps, after outputs
-  runtime::AttentionGraphCache attentionGraphs; // cuDNN graphs on `cudnn`, gone before it
+  runtime::CudnnGraphCache cudnnGraphs; // cuDNN graphs on `cudnn`, gone before it
   std::vector<std::unique_ptr<runtime::StepExecutor>> executors;
   runtime::GraphExec graph;
 
@@ -124,7 +124,7 @@ Status ExecutionContext::Impl::create(std::shared_ptr<const Engine::State> state
     return w.status();
   workspace = std::move(w).value();
   res = runtime::DeviceResources{stream.get(), dnn, lt, arena.data(), engine->weights.data(), workspace.data(),
-                                 workspace.bytes(), &attentionGraphs};
+                                 workspace.bytes(), &cudnnGraphs};
   for (auto &e : phase) {
     auto ev = runtime::createEvent("timing the context's runs");
     if (!ev.isOk())

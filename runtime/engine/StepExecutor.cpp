@@ -3,6 +3,7 @@
 #include "runtime/engine/StepExecutor.h"
 
 #include "runtime/engine/AttentionProblem.h"
+#include "runtime/engine/ConvGraph.h"
 #include "runtime/engine/ConvProblem.h"
 #include "runtime/engine/CudaCheck.h"
 #include "runtime/engine/GemmProblem.h"
@@ -91,14 +92,23 @@ private:
   TunedAlgorithm algo_;
 };
 
-class AttentionExecutor final : public StepExecutor {
+class CudnnGraphExecutor final : public StepExecutor {
 public:
-  explicit AttentionExecutor(std::unique_ptr<AttentionProblem> problem) : problem_(std::move(problem)) {}
-  Status enqueue(const DeviceResources &res) override { return problem_->enqueue(res); }
+  explicit CudnnGraphExecutor(std::unique_ptr<CudnnGraphRunner> runner) : runner_(std::move(runner)) {}
+  Status enqueue(const DeviceResources &res) override { return runner_->enqueue(res); }
 
 private:
-  std::unique_ptr<AttentionProblem> problem_; // prepared: holds its built graph
+  std::unique_ptr<CudnnGraphRunner> runner_; // prepared: holds its built graph
 };
+
+/// The executor of a step that runs as a cuDNN frontend graph, its graph built on res.cudnn.
+StatusOr<std::unique_ptr<StepExecutor>> graphExecutor(StatusOr<std::unique_ptr<CudnnGraphRunner>> runner,
+                                                      const TunedAlgorithm &algorithm, const DeviceResources &res) {
+  if (!runner.isOk())
+    return runner.status();
+  KILN_RETURN_IF_ERROR(runner.value()->prepare(res, algorithm));
+  return std::unique_ptr<StepExecutor>(new CudnnGraphExecutor(std::move(runner).value()));
+}
 
 Status checkBuffer(const plan::Plan &plan, uint32_t idx, const std::string &label, const char *role) {
   if (idx >= plan.buffers.size())
@@ -145,14 +155,11 @@ StatusOr<std::unique_ptr<StepExecutor>> makeStepExecutor(const plan::Plan &plan,
       return problem.status();
     return std::unique_ptr<StepExecutor>(new GemmExecutor(std::move(problem).value(), *algorithm));
   }
-  if (const auto *a = std::get_if<plan::AttentionStep>(&step.params)) {
-    auto problem = AttentionProblem::create(plan, *a, label);
-    if (!problem.isOk())
-      return problem.status();
-    KILN_RETURN_IF_ERROR(problem.value()->prepare(res, *algorithm));
-    return std::unique_ptr<StepExecutor>(new AttentionExecutor(std::move(problem).value()));
-  }
+  if (const auto *a = std::get_if<plan::AttentionStep>(&step.params))
+    return graphExecutor(AttentionProblem::create(plan, *a, label), *algorithm, res);
   const auto &conv = std::get<plan::ConvStep>(step.params);
+  if (conv.channelsLast)
+    return graphExecutor(ConvGraph::create(plan, conv, label), *algorithm, res);
   auto problem = ConvProblem::create(plan, conv, label);
   if (!problem.isOk())
     return problem.status();

@@ -24,7 +24,7 @@
 
 namespace kiln::runtime {
 
-class AttentionGraphCache;
+class CudnnGraphCache;
 
 /// The device resources one context (or the tuner at engine load) runs steps with.
 struct DeviceResources {
@@ -35,9 +35,9 @@ struct DeviceResources {
   const uint8_t *weights = nullptr; // the engine's weights (read-only)
   void *workspace = nullptr;
   uint64_t workspaceBytes = 0;
-  // The context's built attention graphs, shared by its steps with one problem; null: each
-  // attention step builds its own.
-  AttentionGraphCache *attentionGraphs = nullptr;
+  // The context's built cuDNN frontend graphs (attention, channels-last convolutions), shared
+  // by its steps with one graph; null: each such step builds its own.
+  CudnnGraphCache *cudnnGraphs = nullptr;
 };
 
 /// "step 3 'conv1' (kiln.conv)": how every message names a step.
@@ -58,7 +58,7 @@ public:
 
 /// Builds the executor of plan.steps[index]. `kernel` is the loaded function of a KernelStep
 /// (ignored otherwise); `algorithm` is the tuned choice of a gemm/conv/attention step (required
-/// there). An attention step builds its cuDNN graph here, on res.cudnn.
+/// there). Attention and channels-last convolution steps build their cuDNN graphs here, on res.cudnn.
 StatusOr<std::unique_ptr<StepExecutor>> makeStepExecutor(const plan::Plan &plan, size_t index, cudaKernel_t kernel,
                                                          const std::optional<TunedAlgorithm> &algorithm,
                                                          const DeviceResources &res);

@@ -98,13 +98,13 @@ std::string formatTunedAlgorithm(const TunedAlgorithm &algo) {
   } else if (algo.kind == TunedAlgorithm::Kind::Conv) {
     out = "conv algo=" + std::to_string(algo.convAlgo) + " math=" + std::to_string(algo.convMath);
   } else {
-    out = "sdpa engine=" + std::to_string(algo.attentionEngine) + " knobs=";
-    for (size_t i = 0; i < algo.attentionKnobs.size(); ++i) {
+    out = "graph engine=" + std::to_string(algo.graphEngine) + " knobs=";
+    for (size_t i = 0; i < algo.graphKnobs.size(); ++i) {
       if (i)
         out += ',';
-      out += std::to_string(algo.attentionKnobs[i].first) + ":" + std::to_string(algo.attentionKnobs[i].second);
+      out += std::to_string(algo.graphKnobs[i].first) + ":" + std::to_string(algo.graphKnobs[i].second);
     }
-    if (algo.attentionKnobs.empty())
+    if (algo.graphKnobs.empty())
       out += "-";
   }
   out += " ws=" + std::to_string(algo.workspaceBytes);
@@ -140,15 +140,15 @@ std::optional<TunedAlgorithm> parseTunedAlgorithm(std::string_view text) {
     algo.kind = TunedAlgorithm::Kind::Conv;
     algo.convAlgo = *convAlgo;
     algo.convMath = *math;
-  } else if (parts[0] == "sdpa") {
+  } else if (parts[0] == "graph") {
     if (parts.size() != 4)
       return std::nullopt;
     std::optional<int64_t> engine = parseInt<int64_t>(field(parts[1], "engine"));
     std::optional<std::string_view> knobs = field(parts[2], "knobs");
-    if (!engine || *engine < 0 || !knobs || !parseKnobs(*knobs, algo.attentionKnobs))
+    if (!engine || *engine < 0 || !knobs || !parseKnobs(*knobs, algo.graphKnobs))
       return std::nullopt;
-    algo.kind = TunedAlgorithm::Kind::Attention;
-    algo.attentionEngine = *engine;
+    algo.kind = TunedAlgorithm::Kind::CudnnGraph;
+    algo.graphEngine = *engine;
   } else {
     return std::nullopt;
   }
@@ -187,7 +187,7 @@ size_t TimingCache::parse(std::string_view text, const std::string &origin, cons
       if (warn && badLines <= kMaxLineWarnings)
         warn("timing cache " + origin + ":" + std::to_string(lineNo) +
              ": ignoring a malformed line (expected '<key> TAB gemm algo=<hex> ws=<n>', '<key> TAB conv algo=<n> "
-             "math=<n> ws=<n>' or '<key> TAB sdpa engine=<n> knobs=<t>:<v>,...|- ws=<n>'); its problem will be "
+             "math=<n> ws=<n>' or '<key> TAB graph engine=<n> knobs=<t>:<v>,...|- ws=<n>'); its problem will be "
              "tuned again");
       continue;
     }

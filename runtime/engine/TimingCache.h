@@ -8,7 +8,7 @@
 //   key   = problem description | gpu=<name> | cc=<major*10+minor> | cudnn=<v> | cublaslt=<v>
 //   value = "gemm algo=<128 hex digits: the cublasLtMatmulAlgo_t bytes> ws=<bytes>"
 //         | "conv algo=<cudnn algo enum> math=<cudnnMathType_t> ws=<bytes>"
-//         | "sdpa engine=<cuDNN global engine index> knobs=<type>:<value>,...|- ws=<bytes>"
+//         | "graph engine=<cuDNN global engine index> knobs=<type>:<value>,...|- ws=<bytes>"
 //           (an attention step's engine config, the knob types as the cuDNN frontend numbers
 //           them; the key names the frontend version)
 //
@@ -38,13 +38,13 @@ namespace kiln::runtime {
 
 /// One tuned choice. Which fields matter depends on `kind`.
 struct TunedAlgorithm {
-  enum class Kind : uint8_t { Gemm, Conv, Attention };
+  enum class Kind : uint8_t { Gemm, Conv, CudnnGraph };
   Kind kind = Kind::Gemm;
   std::array<uint8_t, 64> gemmAlgo{}; // cublasLtMatmulAlgo_t, byte for byte
   int convAlgo = 0;                   // cudnnConvolutionFwdAlgo_t / BwdDataAlgo_t
   int convMath = 0;                   // cudnnMathType_t
-  int64_t attentionEngine = 0;        // cuDNN's global engine index for the SDPA graph
-  std::vector<std::pair<int64_t, int64_t>> attentionKnobs; // (cudnn_frontend::KnobType_t, value), sorted
+  int64_t graphEngine = 0;            // cuDNN's global engine index for a frontend graph (attention, NHWC conv)
+  std::vector<std::pair<int64_t, int64_t>> graphKnobs; // (cudnn_frontend::KnobType_t, value), sorted
   uint64_t workspaceBytes = 0;
 
   bool operator==(const TunedAlgorithm &) const = default;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/engine/AttentionProblem.h"
+#include "runtime/engine/ConvGraph.h"
 #include "runtime/engine/ConvProblem.h"
 #include "runtime/engine/EngineState.h"
 #include "runtime/engine/GemmProblem.h"
@@ -33,17 +34,17 @@ namespace {
 struct Problem {
   std::unique_ptr<GemmProblem> gemm;
   std::unique_ptr<ConvProblem> conv;
-  std::unique_ptr<AttentionProblem> attention;
+  std::unique_ptr<CudnnGraphRunner> graph; // attention, channels-last convolution
   std::string key;
   std::string label;
   std::vector<size_t> steps; // all steps that share the key
 
-  const char *kind() const { return gemm ? "gemm" : conv ? "conv" : "attention"; }
+  const char *kind() const { return gemm ? "gemm" : conv ? "conv" : graph->spec().what(); }
   StatusOr<TunedAlgorithm> tune(const DeviceResources &res, uint64_t limit) {
-    return gemm ? gemm->tune(res, limit) : conv ? conv->tune(res, limit) : attention->tune(res, limit);
+    return gemm ? gemm->tune(res, limit) : conv ? conv->tune(res, limit) : graph->tune(res, limit);
   }
   StatusOr<uint64_t> check(const DeviceResources &res, const TunedAlgorithm &algo) {
-    return gemm ? gemm->check(res, algo) : conv ? conv->check(res, algo) : attention->check(res, algo);
+    return gemm ? gemm->check(res, algo) : conv ? conv->check(res, algo) : graph->check(res, algo);
   }
 };
 
@@ -106,7 +107,13 @@ Status tuneEngine(Engine::State &engine, Runtime::State &runtime) {
         return made.status();
       p.gemm = std::move(made).value();
       p.key = p.gemm->key(limit);
-    } else if (const auto *c = std::get_if<plan::ConvStep>(&step.params)) {
+    } else if (const auto *c = std::get_if<plan::ConvStep>(&step.params); c && c->channelsLast) {
+      auto made = ConvGraph::create(plan, *c, p.label);
+      if (!made.isOk())
+        return made.status();
+      p.graph = std::move(made).value();
+      p.key = p.graph->key(limit);
+    } else if (c) {
       auto made = ConvProblem::create(plan, *c, p.label);
       if (!made.isOk())
         return made.status();
@@ -116,8 +123,8 @@ Status tuneEngine(Engine::State &engine, Runtime::State &runtime) {
       auto made = AttentionProblem::create(plan, *a, p.label);
       if (!made.isOk())
         return made.status();
-      p.attention = std::move(made).value();
-      p.key = p.attention->key(limit);
+      p.graph = std::move(made).value();
+      p.key = p.graph->key(limit);
     } else {
       continue;
     }

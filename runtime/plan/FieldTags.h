@@ -13,6 +13,8 @@
 #ifndef KILN_RUNTIME_PLAN_FIELDTAGS_H
 #define KILN_RUNTIME_PLAN_FIELDTAGS_H
 
+#include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -60,6 +62,27 @@ template <class T> inline constexpr bool kIsBlob = false;
 template <class T> inline constexpr bool kIsBlob<BlobRef<T>> = true;
 template <class T> inline constexpr bool kIsVersion = false;
 template <class T> inline constexpr bool kIsVersion<VersionRef<T>> = true;
+
+/// Calls f(index) for every buffer index a record's fields hold (its BufferRef fields: one
+/// index, an optional one or a vector of them), in field order. What reads or writes which
+/// buffers (the memory planner's liveness) follows from the schema, not from a list by hand.
+template <class Record, class F> void forEachBufferIndex(const Record &record, F &&f) {
+  Record::visitFields(record, [&](const char *, auto &&field) {
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (kIsBufferRef<Field>) {
+      using T = std::decay_t<decltype(field.value)>;
+      if constexpr (std::is_same_v<T, std::optional<uint32_t>>) {
+        if (field.value)
+          f(*field.value);
+      } else if constexpr (std::is_same_v<T, uint32_t>) {
+        f(field.value);
+      } else {
+        for (uint32_t index : field.value)
+          f(index);
+      }
+    }
+  });
+}
 
 /// Tags that wrap one value in `.value` (all but TensorTypeRef, which holds two).
 template <class T>

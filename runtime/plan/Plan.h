@@ -45,7 +45,7 @@
 namespace kiln::plan {
 
 /// Format version of the container; bump on any incompatible change of the byte layout.
-inline constexpr uint32_t kFormatVersion = 3;
+inline constexpr uint32_t kFormatVersion = 4;
 /// Alignment of buffer offsets in the arena and in the weights blob.
 inline constexpr uint64_t kBufferAlignment = 256;
 /// Alignment of the weights blob's offset in the file (a page, so it can be memory-mapped).
@@ -169,7 +169,18 @@ enum class MathMode : uint8_t {
   TF32 = 1,      // TF32 tensor cores (CUDNN_TENSOR_OP_MATH, CUBLAS_COMPUTE_32F_FAST_TF32)
 };
 
-enum class Activation : uint8_t { None = 0, Relu = 1, Gelu = 2 /* tanh approximation */ };
+/// The activation a library step applies last. Gemms take None, Relu and Gelu; channels-last
+/// convolutions every one but Gelu (activationAlpha/Beta hold Clip's bounds and HardSigmoid's
+/// alpha and beta); channels-first convolutions None and Relu.
+enum class Activation : uint8_t {
+  None = 0,
+  Relu = 1,
+  Gelu = 2,        // tanh approximation
+  Clip = 3,        // min(max(x, alpha), beta)
+  Sigmoid = 4,     // 1 / (1 + exp(-x))
+  HardSigmoid = 5, // max(0, min(1, alpha * x + beta))
+  HardSwish = 6,   // x * max(0, min(1, x / 6 + 1 / 2))
+};
 
 /// Row-major batched matmul on cuBLASLt:
 ///   D[b] = act(alpha * op(A[b]) x op(B[b]) + beta * C[b] + bias)
@@ -232,9 +243,16 @@ struct ConvStep {
   std::vector<int64_t> strides;   // per spatial dim
   std::vector<int64_t> dilations; // per spatial dim
   int64_t groups = 1;
-  Activation activation = Activation::None; // only None or Relu
+  // Shapes are always in channels-first order (x N,C,spatial; w K,C/groups,spatial; y
+  // N,K,spatial). channelsLast says how x, w and y are stored: N,spatial,C and K,spatial,C/groups
+  // (2-d forward convolutions only, run as a cuDNN frontend graph with the epilogue below).
+  bool channelsLast = false;
+  Activation activation = Activation::None; // channels-first: only None or Relu
+  float activationAlpha = 0, activationBeta = 0;
   uint32_t x = 0, w = 0, y = 0;
-  std::optional<uint32_t> bias; // K (or output channels) elements, added per channel
+  std::optional<uint32_t> bias;     // K (or output channels) elements, added per channel
+  std::optional<uint32_t> residual; // channels-last only: y's shape and type, added after bias
+  // y = act(conv(x, w) + bias + residual), the sum in fp32, rounded once to y's type.
 
   template <class Self, class V> static void visitFields(Self &self, V &&v) {
     v("math", self.math);
@@ -246,11 +264,15 @@ struct ConvStep {
     v("strides", self.strides);
     v("dilations", self.dilations);
     v("groups", self.groups);
+    v("channelsLast", self.channelsLast);
     v("activation", self.activation);
+    v("activationAlpha", self.activationAlpha);
+    v("activationBeta", self.activationBeta);
     v("x", bufferRef(self.x));
     v("w", bufferRef(self.w));
     v("y", bufferRef(self.y));
     v("bias", bufferRef(self.bias));
+    v("residual", bufferRef(self.residual));
   }
   bool operator==(const ConvStep &) const = default;
 };

@@ -33,7 +33,9 @@ constexpr auto kDTypeNames = [] {
 }();
 constexpr detail::EnumName kSpaceNames[] = {{1, "arena"}, {2, "weights"}};
 constexpr detail::EnumName kMathNames[] = {{0, "strict-f32"}, {1, "tf32"}};
-constexpr detail::EnumName kActivationNames[] = {{0, "none"}, {1, "relu"}, {2, "gelu"}};
+constexpr detail::EnumName kActivationNames[] = {{0, "none"},    {1, "relu"},         {2, "gelu"},
+                                                 {3, "clip"},    {4, "sigmoid"},      {5, "hard-sigmoid"},
+                                                 {6, "hard-swish"}};
 } // namespace
 
 size_t dtypeBytes(DType type) {

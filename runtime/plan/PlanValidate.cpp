@@ -276,6 +276,9 @@ private:
   }
 
   bool check(const std::string &where, const GemmStep &g) {
+    if (g.activation != Activation::None && g.activation != Activation::Relu && g.activation != Activation::Gelu)
+      return fail(where + ": gemms fuse only no activation, relu or gelu, not activation " +
+                  std::to_string(static_cast<int>(g.activation)));
     if (g.batch < 1 || g.m < 1 || g.n < 1 || g.k < 1)
       return fail(where + ": batch, m, n, k (" + std::to_string(g.batch) + ", " + std::to_string(g.m) + ", " +
                   std::to_string(g.n) + ", " + std::to_string(g.k) + ") must all be at least 1");
@@ -308,13 +311,36 @@ private:
                   "; cuDNN steps take f32, f16 or bf16 operands");
     std::string rule = "x is " + std::string(dtypeName(x)) + " and a convolution's operands share one type";
     return checkType(where, "w", c.w, x, rule) && checkType(where, "y", c.y, x, rule) &&
-           (!c.bias || checkType(where, "bias", *c.bias, x, rule));
+           (!c.bias || checkType(where, "bias", *c.bias, x, rule)) &&
+           (!c.residual || checkType(where, "residual", *c.residual, x, rule));
+  }
+
+  /// What a channels-last step adds: 2-d forward only, its epilogue's activation and residual.
+  bool checkConvEpilogue(const std::string &where, const ConvStep &c) {
+    if (!c.channelsLast) {
+      if (c.activation != Activation::None && c.activation != Activation::Relu)
+        return fail(where + ": channels-first convolutions fuse only no activation or relu, not activation " +
+                    std::to_string(static_cast<int>(c.activation)));
+      if (c.residual)
+        return fail(where + ": only channels-last convolutions add a residual");
+      return true;
+    }
+    if (c.transpose || c.xShape.size() != 4)
+      return fail(where + ": channels-last convolutions are 2-d forward convolutions (x " + shapeString(c.xShape) +
+                  (c.transpose ? ", transposed" : "") + ")");
+    if (c.activation == Activation::Gelu)
+      return fail(where + ": convolutions do not fuse gelu");
+    if (!std::isfinite(c.activationAlpha) || !std::isfinite(c.activationBeta))
+      return fail(where + ": activation parameters must be finite");
+    if (c.activation == Activation::Clip && !(c.activationAlpha <= c.activationBeta))
+      return fail(where + ": clip bounds [" + floatString(c.activationAlpha) + ", " + floatString(c.activationBeta) +
+                  "] are empty");
+    return true;
   }
 
   bool check(const std::string &where, const ConvStep &c) {
-    if (c.activation != Activation::None && c.activation != Activation::Relu)
-      return fail(where + ": convolutions fuse only no activation or relu, not activation " +
-                  std::to_string(static_cast<int>(c.activation)));
+    if (!checkConvEpilogue(where, c))
+      return false;
     size_t rank = c.xShape.size();
     if (rank < 3 || c.wShape.size() != rank || c.yShape.size() != rank)
       return fail(where + ": x " + shapeString(c.xShape) + ", w " + shapeString(c.wShape) + " and y " +
@@ -356,7 +382,8 @@ private:
     return checkOperand(where, "x", c.x, denseBytes(c.xShape, type), false) &&
            checkOperand(where, "w", c.w, denseBytes(c.wShape, type), false) &&
            checkOperand(where, "y", c.y, denseBytes(c.yShape, type), true) &&
-           (!c.bias || checkOperand(where, "bias", *c.bias, mulChecked(c.yShape[1], dtypeBytes(type)), false));
+           (!c.bias || checkOperand(where, "bias", *c.bias, mulChecked(c.yShape[1], dtypeBytes(type)), false)) &&
+           (!c.residual || checkOperand(where, "residual", *c.residual, denseBytes(c.yShape, type), false));
   }
 
   bool check(const std::string &where, const CopyStep &c) {

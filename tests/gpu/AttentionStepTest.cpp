@@ -409,7 +409,7 @@ TEST_F(AttentionGpuMiscTest, SecondLoadTakesTheEngineFromTheTimingCache) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  EXPECT_NE(text.str().find("\tsdpa engine="), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\tgraph engine="), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("sdpa fe=1.32 type=bf16 mask=bf16 b=1 h=12 sq=128 skv=128"), std::string::npos)
       << text.str();
   {

@@ -6,7 +6,8 @@ past and one short of the vector width and of the block size, a million and thre
 + `kiln run` (which poisons the arena with 0xFF first, so an element no thread writes shows up
 as NaN) must match `kiln eval` on the same inputs: exactly for data movement and integer ops,
 within a few float ulps for arithmetic (the GPU computes f32 transcendentals in float, the
-interpreter in double). Prints one line per failing case and
+interpreter in double). Pools with channels_last (C = 3, 13, 64, 72, f32 and bf16) are checked
+against the channels-first pool on the transposed input. Prints one line per failing case and
 
     generated-kernels: P passed, F failed, T cases
 
@@ -77,6 +78,80 @@ def cases():
             [("x", [5, n], "f32"), ("g", [n], "f32"), ("b", [n], "f32")], t)))
     out += fused_cases()
     out += gemm_group_cases()
+    return out
+
+
+def pool_shape(shape, kernel, strides, dilations, pads, ceil):
+    """ONNX output size of a channels-first pool (a ceil_mode window starting in the end padding
+    is dropped)."""
+    out = list(shape[:2])
+    k = len(kernel)
+    for a in range(k):
+        span = (kernel[a] - 1) * dilations[a] + 1
+        numer = shape[a + 2] + pads[a] + pads[a + k] - span
+        size = (-(-numer // strides[a]) if ceil else numer // strides[a]) + 1
+        if ceil and (size - 1) * strides[a] >= shape[a + 2] + pads[a]:
+            size -= 1
+        out.append(size)
+    return out
+
+
+def to_last(shape):
+    return [shape[0]] + list(shape[2:]) + [shape[1]]
+
+
+def layout_module(op, shape_first, out_first, elem, attrs, last):
+    """One pool over [N, C, D...] (or [N, D..., C] with `last`), f32 at the edges: bf16 has no
+    numpy type, so a bf16 pool sits between casts (exact from bf16 to f32)."""
+    in_shape, out_shape = (to_last(shape_first), to_last(out_first)) if last else (shape_first, out_first)
+    attr_text = ", ".join(attrs + (["channels_last = true"] if last else []))
+    attr_text = f" {{{attr_text}}}" if attr_text else ""
+    t_in, t_out = shape_text(in_shape, "f32"), shape_text(out_shape, "f32")
+    if elem == "f32":
+        body = f"%y = kiln.{op} %x{attr_text} : ({t_in}) -> {t_out}"
+    else:
+        h_in, h_out = shape_text(in_shape, elem), shape_text(out_shape, elem)
+        body = (f"%xh = kiln.cast %x : {t_in} to {h_in}\n  %p = kiln.{op} %xh{attr_text} : ({h_in}) -> {h_out}\n"
+                f"  %y = kiln.cast %p : {h_out} to {t_out}")
+    return body, [("x", in_shape, "f32")], t_out
+
+
+def channels_last_pool_cases():
+    """Pools with channels_last (kernels vectorized over channels, or scalar at odd counts)
+    against the channels-first op on the transposed input in the interpreter: the same
+    arithmetic, so it checks the kernels without relying on the interpreter's own
+    channels_last support. Each case: (name, channels-last spec, channels-first spec)."""
+    out = []
+    arr = lambda values: "array<i64: " + ", ".join(str(v) for v in values) + ">"
+    windows = [
+        # ResNet's stem pool at an odd size.
+        ("k3s2", [3, 3], [2, 2], [1, 1], [1, 1, 1, 1], False, False),
+        # ceil_mode, dilation, asymmetric pads, and count_include_pad for avg.
+        ("k23d2ceil", [2, 3], [2, 2], [2, 1], [0, 1, 1, 1], True, True),
+    ]
+    for elem in ["f32", "bf16"]:
+        for c in [3, 13, 64, 72]:
+            shape = [2, c, 9, 11]
+            for tag, kernel, strides, dilations, pads, ceil, include_pad in windows:
+                out_shape = pool_shape(shape, kernel, strides, dilations, pads, ceil)
+                attrs = [f"kernel_shape = {arr(kernel)}", f"strides = {arr(strides)}",
+                         f"dilations = {arr(dilations)}", f"pads = {arr(pads)}"]
+                if ceil:
+                    attrs.append("ceil_mode = true")
+                for op in ["max_pool", "avg_pool"]:
+                    op_attrs = attrs + (["count_include_pad = true"] if op == "avg_pool" and include_pad else [])
+                    name = f"pool_last_{op}_{tag}_{elem}_c{c}"
+                    out.append((name, layout_module(op, shape, out_shape, elem, op_attrs, True),
+                                layout_module(op, shape, out_shape, elem, op_attrs, False)))
+        # Global pools: small planes at odd channel counts, ResNet-50's head, an SE block whose
+        # 112x112 plane is split across blocks (two kernels), a 1-d plane.
+        for shape in [[2, 3, 7, 7], [2, 13, 7, 7], [2, 72, 7, 7], [1, 2048, 7, 7], [1, 16, 112, 112],
+                      [1, 72, 28, 28], [3, 64, 5]]:
+            out_shape = shape[:2] + [1] * (len(shape) - 2)
+            for op in ["global_max_pool", "global_avg_pool"]:
+                name = f"pool_last_{op}_{elem}_" + "x".join(str(d) for d in shape)
+                out.append((name, layout_module(op, shape, out_shape, elem, [], True),
+                            layout_module(op, shape, out_shape, elem, [], False)))
     return out
 
 
@@ -154,6 +229,11 @@ def tolerance(name):
         return 1e-3, 1e-3
     if name.startswith("fused"):
         return 1e-5, 1e-6
+    if name.startswith("pool_last"):
+        if "max_pool" in name:
+            return 0.0, 0.0  # a max is one of the inputs
+        # One rounding of an f32 sum (the interpreter sums in double); bf16: an ulp either way.
+        return (8e-3, 8e-3) if "bf16" in name else (1e-5, 1e-6)
     if name.startswith("gemm_group"):
         # Sums of up to 128 products of values in [-4, 4]: the interpreter accumulates in
         # double, cuBLASLt in fp32 (strict for these fp32 plans) in another order.
@@ -164,29 +244,44 @@ def tolerance(name):
     return 0.0, 0.0  # data movement, relu: exact
 
 
-def run_case(kiln, name, spec, tmp, rng):
+def run_case(kiln, name, spec, tmp, rng, reference_spec=None):
+    """Compiles and runs `spec` on the GPU and evaluates it in the interpreter, on the same
+    random inputs. With `reference_spec` (a channels-first module of a channels_last `spec`) the
+    interpreter evaluates that instead, on the inputs moved to channels first, and the GPU
+    result is moved back before comparing."""
     body, inputs, result = spec
     path = os.path.join(tmp, name + ".mlir")
     with open(path, "w") as f:
         f.write(module(body, inputs, result))
-    feeds = []
+    ref_path = path
+    if reference_spec:
+        ref_path = os.path.join(tmp, name + "_first.mlir")
+        with open(ref_path, "w") as f:
+            f.write(module(*reference_spec))
+    feeds, ref_feeds = [], []
     for input_name, shape, elem in inputs:
         dtype = {"f32": np.float32, "f16": np.float16, "i32": np.int32}[elem]
         value = (rng.integers(-1000, 1000, size=shape) if elem == "i32" else rng.uniform(-4, 4, size=shape)).astype(dtype)
         npy = os.path.join(tmp, f"{name}_{input_name}.npy")
         np.save(npy, value)
         feeds += ["--input", f"{input_name}={npy}"]
+        if reference_spec:
+            npy = os.path.join(tmp, f"{name}_{input_name}_first.npy")
+            np.save(npy, np.ascontiguousarray(np.moveaxis(value, -1, 1)))
+            ref_feeds += ["--input", f"{input_name}={npy}"]
     plan = os.path.join(tmp, name + ".kiln")
     steps = [([kiln, "compile", path, "-o", plan, "--quiet"], "compile"),
              ([kiln, "run", plan, "--quiet", "--timing-cache", "none", "--output-dir", os.path.join(tmp, name + "_gpu")] + feeds,
               "run"),
-             ([kiln, "eval", path, "--output-dir", os.path.join(tmp, name + "_ref")] + feeds, "eval")]
+             ([kiln, "eval", ref_path, "--output-dir", os.path.join(tmp, name + "_ref")] + (ref_feeds or feeds), "eval")]
     for command, what in steps:
         proc = subprocess.run(command, capture_output=True, text=True, errors="replace")
         if proc.returncode != 0:
             return f"{what}: {(proc.stderr.strip().splitlines() or ['exit ' + str(proc.returncode)])[-1][:300]}"
     gpu = np.load(os.path.join(tmp, name + "_gpu", "y.npy")).astype(np.float64)
     ref = np.load(os.path.join(tmp, name + "_ref", "y.npy")).astype(np.float64)
+    if reference_spec:
+        gpu = np.moveaxis(gpu, -1, 1)
     if gpu.shape != ref.shape:
         return f"shape {gpu.shape}, interpreter {ref.shape}"
     if np.isnan(gpu).any() and not np.isnan(ref).any():
@@ -215,10 +310,10 @@ def main():
     rng = np.random.default_rng(0)
     failed = 0
     prefixes = tuple(p for p in args.only.split(",") if p)
-    all_cases = [c for c in cases() if not prefixes or c[0].startswith(prefixes)]
+    all_cases = [c for c in cases() + channels_last_pool_cases() if not prefixes or c[0].startswith(prefixes)]
     with tempfile.TemporaryDirectory() as tmp:
-        for name, spec in all_cases:
-            problem = run_case(args.kiln, name, spec, tmp, rng)
+        for name, spec, *reference in all_cases:
+            problem = run_case(args.kiln, name, spec, tmp, rng, *reference)
             if problem:
                 failed += 1
                 print(f"FAILED {name}: {problem}")

@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cmath>
@@ -64,6 +65,31 @@ protected:
       return Tensor();
     }
     return (*results)[0];
+  }
+
+  /// Runs @main of `source` on `inputs`; returns all its results (none on failure).
+  std::vector<Tensor> runAll(llvm::StringRef source, std::vector<Tensor> inputs) {
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+    if (!module) {
+      ADD_FAILURE() << "the module does not parse";
+      return {};
+    }
+    auto results = kiln::interp::evaluateFunction(module->lookupSymbol<func::FuncOp>("main"), inputs);
+    if (!results) {
+      ADD_FAILURE() << llvm::toString(results.takeError());
+      return {};
+    }
+    return std::vector<Tensor>(results->begin(), results->end());
+  }
+
+  /// A tensor of `type` holding irregular multiples of 1/16 below 8 in magnitude (exact in f32,
+  /// f16 and bf16).
+  Tensor pattern(llvm::StringRef type, int64_t seed) {
+    auto parsed = llvm::cast<RankedTensorType>(parseType(type, &context));
+    Tensor t = Tensor::zeros(parsed);
+    for (int64_t k = 0; k < t.size(); ++k)
+      t.f[k] = (double)((k * k * 31 + k * 7 + seed * 13) % 255 - 127) / 16.0;
+    return t;
   }
 
   MLIRContext context;
@@ -453,6 +479,82 @@ TEST_F(InterpreterDense, GlobalPools) {
     })",
                    {x}),
                {1, 2, 1, 1}, {4, 9});
+}
+
+//===----------------------------------------------------------------------===//
+// channels_last: the same arithmetic as channels first, bit for bit
+//===----------------------------------------------------------------------===//
+
+/// Expects the results of a module that returns an op's channels-first result and, permuted
+/// back to channels first, its channels_last twin's on the permuted operands: bitwise equal.
+void expectSameBits(const std::vector<Tensor> &results) {
+  ASSERT_EQ(results.size(), 2u);
+  const Tensor &first = results[0], &last = results[1];
+  ASSERT_EQ(first.shape, last.shape);
+  ASSERT_EQ(first.element, last.element);
+  for (int64_t k = 0; k < first.size(); ++k)
+    ASSERT_EQ(first.f[k], last.f[k]) << "element " << k;
+  // The values are not all equal, so a wrong permutation would show.
+  EXPECT_NE(*std::min_element(first.f.begin(), first.f.end()),
+            *std::max_element(first.f.begin(), first.f.end()));
+}
+
+TEST_F(InterpreterDense, ConvChannelsLastIsTheSameConv) {
+  // Grouped, strided, dilated, padded unevenly, with bias, in bf16 (the product rounds once) and
+  // f32: x [2,4,5,6], w [6,2,3,2] (KCRS) -> [2,6,3,5]; channels last x [2,5,6,4], w [6,3,2,2]
+  // (KRSC) -> [2,3,5,6].
+  for (const char *element : {"bf16", "f32"}) {
+    std::string source = R"(
+      func.func @main(%x: tensor<2x4x5x6xT>, %w: tensor<6x2x3x2xT>, %b: tensor<6xT>) -> (tensor<2x6x3x5xT>, tensor<2x6x3x5xT>) {
+        %first = kiln.conv %x, %w, %b {strides = array<i64: 2, 1>, dilations = array<i64: 1, 2>, pads = array<i64: 1, 0, 1, 1>, group = 2 : i64}
+            : (tensor<2x4x5x6xT>, tensor<6x2x3x2xT>, tensor<6xT>) -> tensor<2x6x3x5xT>
+        %xl = kiln.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x4x5x6xT>) -> tensor<2x5x6x4xT>
+        %wl = kiln.transpose %w {perm = array<i64: 0, 2, 3, 1>} : (tensor<6x2x3x2xT>) -> tensor<6x3x2x2xT>
+        %last = kiln.conv %xl, %wl, %b {strides = array<i64: 2, 1>, dilations = array<i64: 1, 2>, pads = array<i64: 1, 0, 1, 1>, group = 2 : i64, channels_last = true}
+            : (tensor<2x5x6x4xT>, tensor<6x3x2x2xT>, tensor<6xT>) -> tensor<2x3x5x6xT>
+        %back = kiln.transpose %last {perm = array<i64: 0, 3, 1, 2>} : (tensor<2x3x5x6xT>) -> tensor<2x6x3x5xT>
+        return %first, %back : tensor<2x6x3x5xT>, tensor<2x6x3x5xT>
+      })";
+    for (size_t at; (at = source.find("xT>")) != std::string::npos;)
+      source.replace(at, 3, std::string("x") + element + ">");
+    std::string t = std::string("x") + element + ">";
+    expectSameBits(runAll(source, {pattern("tensor<2x4x5x6" + t, 1), pattern("tensor<6x2x3x2" + t, 2),
+                                   pattern("tensor<6" + t, 3)}));
+  }
+}
+
+TEST_F(InterpreterDense, PoolsChannelsLastAreTheSamePools) {
+  // Max and average pooling with ceil_mode and uneven padding, [2,3,5,7] -> [2,3,3,4], and the
+  // global pools, each against its channels_last twin on the permuted input.
+  const char *pools[] = {
+      "kiln.max_pool %IN {kernel_shape = array<i64: 3, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, "
+      "pads = array<i64: 1, 0, 1, 0>, ceil_mode = true LAST}",
+      "kiln.avg_pool %IN {kernel_shape = array<i64: 3, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, "
+      "pads = array<i64: 1, 0, 1, 0>, ceil_mode = true, count_include_pad = true LAST}",
+      "kiln.global_avg_pool %IN {LAST}",
+      "kiln.global_max_pool %IN {LAST}",
+  };
+  const char *outFirst[] = {"2x3x3x4", "2x3x3x4", "2x3x1x1", "2x3x1x1"};
+  const char *outLast[] = {"2x3x4x3", "2x3x4x3", "2x1x1x3", "2x1x1x3"};
+  for (int p = 0; p < 4; ++p) {
+    auto op = [&](const char *in, bool last) {
+      std::string text = pools[p];
+      text.replace(text.find("%IN"), 3, in);
+      text.replace(text.find("LAST"), 4, last ? (p < 2 ? ", channels_last = true" : "channels_last = true") : "");
+      return text;
+    };
+    std::string first = outFirst[p], last = outLast[p];
+    std::string source = "func.func @main(%x: tensor<2x3x5x7xf32>) -> (tensor<" + first + "xf32>, tensor<" +
+                         first + "xf32>) {\n"
+                         "  %first = " + op("%x", false) + " : (tensor<2x3x5x7xf32>) -> tensor<" + first + "xf32>\n"
+                         "  %xl = kiln.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x3x5x7xf32>) -> tensor<2x5x7x3xf32>\n"
+                         "  %last = " + op("%xl", true) + " : (tensor<2x5x7x3xf32>) -> tensor<" + last + "xf32>\n"
+                         "  %back = kiln.transpose %last {perm = array<i64: 0, 3, 1, 2>} : (tensor<" + last +
+                         "xf32>) -> tensor<" + first + "xf32>\n"
+                         "  return %first, %back : tensor<" + first + "xf32>, tensor<" + first + "xf32>\n}";
+    SCOPED_TRACE(pools[p]);
+    expectSameBits(runAll(source, {pattern("tensor<2x3x5x7xf32>", 4)}));
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -29,9 +29,9 @@ op whose operands are all constants (through the reference interpreter, up to 2^
 per result), and writes the module as MLIR text. Weights are MLIR resource blobs at the end of
 the file. A summary (ops by kind, inputs, outputs, weight bytes) goes to stderr.
 
-Given an optimization option (--precision, --strict-fp32, --keep-fp32, --force-precision) it
-runs the whole optimization pipeline of `kiln compile` instead of folding alone, and writes the
-module a plan would be built from. A kiln MLIR file (.mlir) is read as it is.
+Given an optimization option (--precision, --strict-fp32, --keep-fp32, --force-precision,
+--layout) it runs the whole optimization pipeline of `kiln compile` instead of folding alone,
+and writes the module a plan would be built from. A kiln MLIR file (.mlir) is read as it is.
 
 Exit status: 0 on success, 1 when the model cannot be imported (the error names the node, its
 op type and opset, and what to do), 2 on a usage error.

@@ -59,7 +59,7 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
                               "--keep-fp32, e.g. conv1=fp32,MatMul=bf16; applied after --keep-fp32,\n"
                               "the last one for a name wins; comma-separated or repeated"),
                      cl::sub(sub), cl::cat(categories.optimization)),
-      noFold("no-fold", cl::desc("Keep ops whose operands are all constants (no constant folding)"), cl::sub(sub),
+      noFold("no-fold", cl::desc("Keep ops whose operands are all constants, and BatchNorms (no folding)"), cl::sub(sub),
              cl::cat(categories.optimization)),
       noFusion("no-fusion",
                cl::desc("Run every op as its own step: no kiln.fusion_group regions (otherwise a chain\n"
@@ -76,6 +76,13 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
                          "layer runs as the tanh GELU of its cuBLASLt epilogue, at most 4.7e-4 apart;\n"
                          "fp16 and fp32 plans always keep erf)"),
                 cl::sub(sub), cl::cat(categories.optimization)),
+      layout("layout", cl::init(Layout::Auto),
+             cl::desc("Which 2-d convs run channels last (NHWC), with their pools and the\n"
+                      "elementwise ops between them; transposes remain at the boundaries"),
+             cl::values(clEnumValN(Layout::Auto, "auto", "bf16 and fp16 convs (tensor cores; default)"),
+                        clEnumValN(Layout::NCHW, "nchw", "none: every conv channels first"),
+                        clEnumValN(Layout::NHWC, "nhwc", "every 2-d conv")),
+             cl::sub(sub), cl::cat(categories.optimization)),
       printIRAfterAll("print-ir-after-all", cl::desc("Print the module after every pass to stderr (weights elided)"),
                       cl::sub(sub), cl::cat(categories.irPrinting)),
       dumpIRDir("dump-ir", cl::value_desc("dir"),
@@ -93,12 +100,13 @@ PipelineOptions PipelineFlags::pipelineOptions() const {
   options.fuse = !noFusion;
   options.fuseAttention = !noFusedAttention;
   options.exactGelu = exactGelu;
+  options.layout = layout;
   return options;
 }
 
 bool PipelineFlags::optimizationRequested() const {
   return precision.getNumOccurrences() || strictFp32.getNumOccurrences() || keepFp32.getNumOccurrences() ||
-         forcePrecision.getNumOccurrences();
+         forcePrecision.getNumOccurrences() || layout.getNumOccurrences();
 }
 
 mlir::LogicalResult PipelineFlags::runPasses(mlir::ModuleOp module,

@@ -82,6 +82,7 @@ private:
   llvm::cl::opt<bool> noFusion;
   llvm::cl::opt<bool> noFusedAttention;
   llvm::cl::opt<bool> exactGelu;
+  llvm::cl::opt<Layout> layout;
   llvm::cl::opt<bool> printIRAfterAll;
   llvm::cl::opt<std::string> dumpIRDir;
 };

@@ -2,12 +2,13 @@
 // time), ReLU follows, the f32 graph input and output are cast at the edges; two compiles give
 // the same bytes. Per-op overrides reach the plan: conv2 forced to fp16 runs on f16 operands,
 // and in a tf32 plan the gemm forced to fp32 runs in strict IEEE fp32 while conv1 uses TF32.
+// Channels first (--layout nchw), so the steps are the ops as written.
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: kiln compile %s -o %t/a.kiln --precision bf16 --quiet
-// RUN: kiln compile %s -o %t/b.kiln --precision bf16 --quiet
+// RUN: kiln compile %s -o %t/a.kiln --precision bf16 --layout nchw --quiet
+// RUN: kiln compile %s -o %t/b.kiln --precision bf16 --layout nchw --quiet
 // RUN: cmp %t/a.kiln %t/b.kiln
 // RUN: kiln inspect %t/a.kiln | FileCheck %s
-// RUN: kiln compile %s -o %t/c.kiln --precision bf16 --force-precision conv2=fp16 --quiet
+// RUN: kiln compile %s -o %t/c.kiln --precision bf16 --layout nchw --force-precision conv2=fp16 --quiet
 // RUN: kiln inspect %t/c.kiln | FileCheck %s --check-prefix=FORCED
 // RUN: kiln compile %s -o %t/d.kiln --precision tf32 --force-precision Gemm=fp32 --quiet
 // RUN: kiln inspect %t/d.kiln | FileCheck %s --check-prefix=STRICT

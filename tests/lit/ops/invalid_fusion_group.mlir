@@ -51,8 +51,8 @@ func.func @yield_types(%x: tensor<4x8xf32>) -> tensor<4x8xbf16> {
 // -----
 
 func.func @unknown_kind(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{attribute 'kind' failed to satisfy constraint: string attribute one of: elementwise, gemm}}
-  %g = kiln.fusion_group "conv"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{attribute 'kind' failed to satisfy constraint: string attribute one of: elementwise, gemm, conv}}
+  %g = kiln.fusion_group "pool"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     %r = kiln.relu %a : tensor<4x8xf32>
     kiln.yield %r : tensor<4x8xf32>
@@ -91,4 +91,44 @@ func.func @gemm_batched_weight(%x: tensor<2x4x8xf32>, %w: tensor<2x8x8xf32>) -> 
     kiln.yield %r : tensor<2x4x8xf32>
   }
   return %g : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @conv_group_without_conv(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{a conv fusion group holds one kiln.conv}}
+  %g = kiln.fusion_group "conv"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = kiln.relu %a : tensor<4x8xf32>
+    kiln.yield %r : tensor<4x8xf32>
+  }
+  return %g : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @conv_group_channels_first(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %w = kiln.constant dense<0.5> : tensor<8x8x1x1xf32>
+  %g = kiln.fusion_group "conv"(%x, %w) : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32> {
+  ^bb0(%a: tensor<1x8x4x4xf32>, %b: tensor<8x8x1x1xf32>):
+    // expected-error @+1 {{in a conv fusion group must be a channels_last 2-d convolution}}
+    %c = kiln.conv %a, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32>
+    %r = kiln.relu %c : tensor<1x8x4x4xf32>
+    kiln.yield %r : tensor<1x8x4x4xf32>
+  }
+  return %g : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+func.func @conv_group_softmax(%x: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %w = kiln.constant dense<0.5> : tensor<8x1x1x8xf32>
+  %g = kiln.fusion_group "conv"(%x, %w) : (tensor<1x4x4x8xf32>, tensor<8x1x1x8xf32>) -> tensor<1x4x4x8xf32> {
+  ^bb0(%a: tensor<1x4x4x8xf32>, %b: tensor<8x1x1x8xf32>):
+    %c = kiln.conv %a, %b {channels_last = true, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x4x4x8xf32>, tensor<8x1x1x8xf32>) -> tensor<1x4x4x8xf32>
+    // expected-error @+1 {{cannot be in a conv fusion group}}
+    %r = kiln.softmax %c {axis = 3 : i64} : tensor<1x4x4x8xf32>
+    kiln.yield %r : tensor<1x4x4x8xf32>
+  }
+  return %g : tensor<1x4x4x8xf32>
 }

@@ -46,6 +46,8 @@
 // PIPELINE-DAG: --keep-fp32=<name|optype> {{.*}}Ops that stay fp32
 // PIPELINE-DAG: --force-precision=<name=precision> {{.*}}Run ops in the given precision
 // PIPELINE-DAG: --no-fold {{.*}}Keep ops whose operands are all constants
+// PIPELINE-DAG: --layout=<value> {{.*}}Which 2-d convs run channels last
+// PIPELINE-DAG: =nhwc {{.*}}every 2-d conv
 
 // EXEC: USAGE: kiln run [options] <model.kiln>
 // EXEC-DAG: --input=<name=file.npy>

@@ -3,6 +3,7 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/Inputs/exit_status.py 2 kiln compile %S/Inputs/tiny_cnn.mlir -o %t/a.kiln --precision int3 2>&1 | FileCheck %s --check-prefix=PRECISION
 // RUN: %python %S/Inputs/exit_status.py 2 kiln eval %S/Inputs/tiny_cnn.mlir --precision=half 2>&1 | FileCheck %s --check-prefix=PRECISION-EVAL
+// RUN: %python %S/Inputs/exit_status.py 2 kiln eval %S/Inputs/tiny_cnn.mlir --layout nhcw 2>&1 | FileCheck %s --check-prefix=LAYOUT
 // RUN: %python %S/Inputs/exit_status.py 2 kiln compile %S/Inputs/tiny_cnn.mlir -o %t/a.kiln --keep-fp32 conv1,,Softmax 2>&1 | FileCheck %s --check-prefix=KEEP
 // RUN: %python %S/Inputs/exit_status.py 2 kiln import %S/Inputs/tiny_cnn.mlir --keep-fp32= 2>&1 | FileCheck %s --check-prefix=KEEP
 // RUN: %python %S/Inputs/exit_status.py 2 kiln compile %S/Inputs/tiny_cnn.mlir -o %t/a.kiln --force-precision conv1=int3 2>&1 | FileCheck %s --check-prefix=FORCE
@@ -26,6 +27,7 @@
 
 // PRECISION: kiln: for the --precision option: 'int3' is not a precision; use fp32, tf32, bf16 or fp16
 // PRECISION-EVAL: kiln: for the --precision option: 'half' is not a precision; use fp32, tf32, bf16 or fp16
+// LAYOUT: kiln: for the --layout option: Cannot find option named 'nhcw'!
 // KEEP: kiln: for the --keep-fp32 option: empty name
 // FORCE: kiln: for the --force-precision option: {{.*}}'conv1=int3' is not NAME=PRECISION
 // FORCE-NO-VALUE: kiln: for the --force-precision option: {{.*}}'Gemm' is not NAME=PRECISION

@@ -69,19 +69,19 @@ TEST(TunedAlgorithmFormat, ConvRoundTrips) {
 
 TEST(TunedAlgorithmFormat, AttentionRoundTripsWithAndWithoutKnobs) {
   TunedAlgorithm a;
-  a.kind = TunedAlgorithm::Kind::Attention;
-  a.attentionEngine = 8;
-  a.attentionKnobs = {{2, 3}, {7, -1}, {1002, 4}};
+  a.kind = TunedAlgorithm::Kind::CudnnGraph;
+  a.graphEngine = 8;
+  a.graphKnobs = {{2, 3}, {7, -1}, {1002, 4}};
   a.workspaceBytes = 512;
   std::string text = kiln::runtime::formatTunedAlgorithm(a);
-  EXPECT_EQ(text, "sdpa engine=8 knobs=2:3,7:-1,1002:4 ws=512");
+  EXPECT_EQ(text, "graph engine=8 knobs=2:3,7:-1,1002:4 ws=512");
   auto parsed = kiln::runtime::parseTunedAlgorithm(text);
   ASSERT_TRUE(parsed.has_value()) << text;
   EXPECT_EQ(*parsed, a);
 
-  a.attentionKnobs.clear();
+  a.graphKnobs.clear();
   text = kiln::runtime::formatTunedAlgorithm(a);
-  EXPECT_EQ(text, "sdpa engine=8 knobs=- ws=512");
+  EXPECT_EQ(text, "graph engine=8 knobs=- ws=512");
   parsed = kiln::runtime::parseTunedAlgorithm(text);
   ASSERT_TRUE(parsed.has_value()) << text;
   EXPECT_EQ(*parsed, a);
@@ -89,10 +89,10 @@ TEST(TunedAlgorithmFormat, AttentionRoundTripsWithAndWithoutKnobs) {
 
 TEST(TunedAlgorithmFormat, RejectsMalformedAttentionValues) {
   for (const std::string &bad : std::vector<std::string>{
-           "sdpa engine=8 ws=0", "sdpa engine=-1 knobs=- ws=0", "sdpa engine=x knobs=- ws=0",
-           "sdpa engine=8 knobs= ws=0", "sdpa engine=8 knobs=2 ws=0", "sdpa engine=8 knobs=2:3, ws=0",
-           "sdpa engine=8 knobs=2:3,,4:5 ws=0", "sdpa engine=8 knobs=4:5,2:3 ws=0", "sdpa engine=8 knobs=2:3,2:4 ws=0",
-           "sdpa engine=8 knobs=2:x ws=0", "sdpa knobs=- engine=8 ws=0", "sdpa engine=8 knobs=- ws=0 extra=1"})
+           "graph engine=8 ws=0", "graph engine=-1 knobs=- ws=0", "graph engine=x knobs=- ws=0",
+           "graph engine=8 knobs= ws=0", "graph engine=8 knobs=2 ws=0", "graph engine=8 knobs=2:3, ws=0",
+           "graph engine=8 knobs=2:3,,4:5 ws=0", "graph engine=8 knobs=4:5,2:3 ws=0", "graph engine=8 knobs=2:3,2:4 ws=0",
+           "graph engine=8 knobs=2:x ws=0", "graph knobs=- engine=8 ws=0", "graph engine=8 knobs=- ws=0 extra=1"})
     EXPECT_FALSE(kiln::runtime::parseTunedAlgorithm(bad).has_value()) << bad;
 }
 

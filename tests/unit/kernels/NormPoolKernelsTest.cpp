@@ -46,7 +46,7 @@ OpDesc makeOp(std::string op, std::vector<std::optional<TensorDesc>> operands, T
 class Program {
 public:
   /// Emits `op` and checks the launch functions; returns the kernels for more checks.
-  EmittedKernels add(const OpDesc &op) {
+  EmittedKernels add(const OpDesc &op, bool scratchAllowed = false) {
     std::string symbol = "k" + std::to_string(next_++) + "_";
     auto emitted = emitKernels(op, EmitContext{symbol});
     EXPECT_TRUE(emitted.isOk()) << emitted.status().toString();
@@ -54,7 +54,8 @@ public:
       return {};
     const EmittedKernels &k = emitted.value();
     EXPECT_FALSE(k.launches.empty()) << op.op;
-    EXPECT_TRUE(k.scratchBytes.empty()) << op.op;
+    if (!scratchAllowed)
+      EXPECT_TRUE(k.scratchBytes.empty()) << op.op;
     for (const KernelLaunch &launch : k.launches) {
       EXPECT_EQ(launch.function.rfind(symbol, 0), 0u) << launch.function;
       EXPECT_NE(k.source.find(" " + launch.function + "("), std::string::npos) << launch.function;
@@ -97,6 +98,7 @@ void expectArgs(const KernelLaunch &launch, const std::vector<KernelArg> &expect
 
 constexpr auto kOperand = KernelArg::Kind::Operand;
 constexpr auto kResult = KernelArg::Kind::Result;
+constexpr auto kScratch = KernelArg::Kind::Scratch;
 
 void expectError(const OpDesc &op, const std::string &fragment) {
   auto emitted = emitKernels(op, EmitContext{"k0_"});
@@ -225,6 +227,152 @@ TEST(NormPoolKernels, GlobalPoolGeometry) {
                            EmitContext{"k1_"});
   ASSERT_TRUE(empty.isOk());
   EXPECT_TRUE(empty.value().launches.empty());
+}
+
+//===-- Pooling, channels last ----------------------------------------------===//
+
+/// [N, C, D...] -> [N, D..., C].
+std::vector<int64_t> toLast(std::vector<int64_t> shape) {
+  std::rotate(shape.begin() + 1, shape.begin() + 2, shape.end());
+  return shape;
+}
+
+/// `c` with channels last and `channels` channels.
+OpDesc lastPoolOp(const std::string &op, DType dtype, PoolCase c, int64_t channels,
+                  std::map<std::string, AttrValue> extra = {}) {
+  c.input[1] = channels;
+  OpDesc desc = poolOp(op, dtype, c, std::move(extra));
+  desc.attrs["channels_last"] = int64_t(1);
+  desc.operands[0]->shape = toLast(desc.operands[0]->shape);
+  desc.results[0].shape = toLast(desc.results[0].shape);
+  return desc;
+}
+
+OpDesc lastGlobalPoolOp(const std::string &op, DType dtype, std::vector<int64_t> shape) {
+  std::vector<int64_t> out(shape.size(), 1);
+  out.front() = shape.front();
+  out.back() = shape.back();
+  OpDesc desc = makeOp(op, {tensor(dtype, shape)}, tensor(dtype, out));
+  desc.attrs["channels_last"] = int64_t(1);
+  return desc;
+}
+
+TEST(NormPoolKernels, ChannelVectorWidth) {
+  using normpool::channelVectorWidth;
+  EXPECT_EQ(channelVectorWidth(DType::BF16, 72), 8);
+  EXPECT_EQ(channelVectorWidth(DType::F16, 12), 4);
+  EXPECT_EQ(channelVectorWidth(DType::F32, 64), 4);
+  EXPECT_EQ(channelVectorWidth(DType::F32, 6), 2);
+  EXPECT_EQ(channelVectorWidth(DType::F32, 13), 1);
+  EXPECT_EQ(channelVectorWidth(DType::BF16, 3), 1);
+  EXPECT_EQ(channelVectorWidth(DType::F64, 64), 2);
+  EXPECT_EQ(channelVectorWidth(DType::F8E4M3FN, 48), 16);
+  EXPECT_EQ(channelVectorWidth(DType::I8, 24), 8);
+}
+
+TEST(NormPoolKernels, ChannelsLastPoolsCompileForEveryTypeAndGeometry) {
+  Program program;
+  const std::vector<PoolCase> cases = {
+      {{1, 0, 112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},  // ResNet stem max pool
+      {{2, 0, 9, 11}, {3, 2}, {2, 3}, {1, 1}, {1, 0, 1, 1}, true}, // ceil_mode, asymmetric pads
+      {{1, 0, 7, 9}, {2, 3}, {2, 2}, {2, 1}, {0, 1, 1, 1}, true},  // dilation
+      {{2, 0, 7}, {3}, {2}, {1}, {1, 0}, true},                    // 1-d
+      {{1, 0, 5, 6, 7}, {3, 2, 2}, {1, 2, 3}, {1, 1, 2}, {1, 0, 1, 1, 1, 0}}, // 3-d
+  };
+  // Every type at a vectorized and a scalar channel count, f32 and bf16 at the others.
+  for (const PoolCase &c : cases)
+    for (int64_t channels : {3, 13, 64, 72}) {
+      bool everyType = channels == 13 || channels == 72;
+      for (DType dtype : everyType ? kFloatTypes : std::vector<DType>{DType::F32, DType::BF16}) {
+        EmittedKernels max = program.add(lastPoolOp("kiln.max_pool", dtype, c, channels));
+        ASSERT_EQ(max.launches.size(), 1u);
+        expectArgs(max.launches[0], args({{kOperand, 0}, {kResult, 0}}));
+        for (int64_t includePad : {0, 1}) {
+          EmittedKernels avg =
+              program.add(lastPoolOp("kiln.avg_pool", dtype, c, channels, {{"count_include_pad", includePad}}));
+          ASSERT_EQ(avg.launches.size(), 1u);
+          EXPECT_EQ(avg.source.find("padded") != std::string::npos, includePad == 1);
+        }
+      }
+      if (everyType)
+        for (DType dtype : {DType::I8, DType::U8})
+          program.add(lastPoolOp("kiln.max_pool", dtype, c, channels));
+    }
+  program.compile("pools_channels_last.cu");
+}
+
+TEST(NormPoolKernels, ChannelsLastPoolsVectorizeOverChannels) {
+  const PoolCase stem = {{1, 0, 112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}};
+  // 72 bf16 channels: 16-byte vectors of 8, 56 * 56 * 9 of them; the window walks as in NCHW.
+  auto bf16 = emitKernels(lastPoolOp("kiln.max_pool", DType::BF16, stem, 72), EmitContext{"k9_"});
+  ASSERT_TRUE(bf16.isOk()) << bf16.status().toString();
+  const std::string &src = bf16.value().source;
+  EXPECT_NE(src.find("kiln_np_vec<__nv_bfloat16, 8>"), std::string::npos) << src;
+  EXPECT_NE(src.find("i < 28224LL"), std::string::npos) << src;
+  EXPECT_NE(src.find("o1 * 2LL - 1LL"), std::string::npos) << src;
+  EXPECT_NE(src.find("* 72LL)"), std::string::npos) << "a tap steps over whole pixels";
+  EXPECT_EQ(bf16.value().launches[0].grid[0], (28224u + 255) / 256);
+  // 13 channels: one element a thread, still channel-fastest.
+  auto odd = emitKernels(lastPoolOp("kiln.avg_pool", DType::F32, stem, 13), EmitContext{"k9_"});
+  ASSERT_TRUE(odd.isOk());
+  EXPECT_NE(odd.value().source.find("kiln_np_vec<float, 1>"), std::string::npos);
+  EXPECT_NE(odd.value().source.find("i < 40768LL"), std::string::npos) << "56 * 56 * 13";
+  // The result must keep [N, ..., C].
+  OpDesc bad = lastPoolOp("kiln.max_pool", DType::F32, stem, 8);
+  bad.results[0].shape = {1, 8, 56, 56};
+  expectError(bad, "does not keep the input's N and C");
+}
+
+TEST(NormPoolKernels, ChannelsLastGlobalPoolsCompile) {
+  Program program;
+  const std::vector<std::vector<int64_t>> shapes = {{1, 7, 7, 2048}, {1, 112, 112, 16}, {1, 28, 28, 72},
+                                                    {2, 5, 3},       {3, 1, 1, 13},     {2, 40, 41, 64},
+                                                    {1, 3, 0, 8},    {2, 3, 4, 5, 6}};
+  for (const auto &shape : shapes)
+    for (DType dtype : kFloatTypes)
+      for (const char *op : {"kiln.global_avg_pool", "kiln.global_max_pool"}) {
+        EmittedKernels k = program.add(lastGlobalPoolOp(op, dtype, shape), /*scratchAllowed=*/true);
+        ASSERT_FALSE(k.launches.empty());
+        expectArgs(k.launches[0], k.launches.size() == 1 ? args({{kOperand, 0}, {kResult, 0}})
+                                                         : args({{kOperand, 0}, {kResult, 0}, {kScratch, 0}}));
+      }
+  program.compile("global_pools_channels_last.cu");
+}
+
+TEST(NormPoolKernels, ChannelsLastGlobalPoolGeometry) {
+  // ResNet-50's [1, 7, 7, 2048] in bf16: 256 vectors of 8 channels, 8 a block (128-byte rows)
+  // so that 32 blocks share the work; 49 pixels need no split.
+  auto resnet = emitKernels(lastGlobalPoolOp("kiln.global_avg_pool", DType::BF16, {1, 7, 7, 2048}), EmitContext{"k1_"});
+  ASSERT_TRUE(resnet.isOk()) << resnet.status().toString();
+  ASSERT_EQ(resnet.value().launches.size(), 1u);
+  EXPECT_EQ(resnet.value().launches[0].grid[0], 32u);
+  EXPECT_EQ(resnet.value().launches[0].block[0], 256u);
+  EXPECT_TRUE(resnet.value().scratchBytes.empty());
+  EXPECT_NE(resnet.value().source.find("kiln_np_vec<__nv_bfloat16, 8>"), std::string::npos);
+  // At batch 256 a warp's worth of vectors a block is plenty: 256 * 8 blocks.
+  auto batch = emitKernels(lastGlobalPoolOp("kiln.global_avg_pool", DType::BF16, {256, 7, 7, 2048}), EmitContext{"k1_"});
+  ASSERT_TRUE(batch.isOk());
+  EXPECT_EQ(batch.value().launches[0].grid[0], 2048u);
+  // An SE block at 112 x 112 with 16 channels: two vectors, so the 12544 pixels are split over
+  // blocks, partials in scratch (f32), folded by a second kernel in a fixed order.
+  auto se = emitKernels(lastGlobalPoolOp("kiln.global_avg_pool", DType::BF16, {1, 112, 112, 16}), EmitContext{"k1_"});
+  ASSERT_TRUE(se.isOk());
+  const EmittedKernels &k = se.value();
+  ASSERT_EQ(k.launches.size(), 2u);
+  EXPECT_GE(k.launches[0].grid[0], 8u) << "the spatial range must not stay on one SM";
+  ASSERT_EQ(k.scratchBytes.size(), 1u);
+  EXPECT_EQ(k.scratchBytes[0], uint64_t(k.launches[0].grid[0]) * 16 * 4);
+  expectArgs(k.launches[1], args({{kScratch, 0}, {kResult, 0}}));
+  EXPECT_EQ(k.launches[1].function, "k1_global_avg_pool_fold");
+  EXPECT_NE(k.source.find("/ (float)12544LL"), std::string::npos);
+  // Nothing to compute: no launch.
+  auto empty = emitKernels(lastGlobalPoolOp("kiln.global_max_pool", DType::F32, {0, 3, 3, 8}), EmitContext{"k1_"});
+  ASSERT_TRUE(empty.isOk());
+  EXPECT_TRUE(empty.value().launches.empty());
+  // The result must be [N, 1, 1, C].
+  OpDesc bad = lastGlobalPoolOp("kiln.global_max_pool", DType::F32, {1, 4, 4, 8});
+  bad.results[0].shape = {1, 8, 1, 1};
+  expectError(bad, "should be [1, 1, 1, 8]");
 }
 
 //===-- Normalization -----------------------------------------------------===//

@@ -41,9 +41,9 @@ const BreakCase kCases[] = {
      "step 2 '/fc/Gemm' (kiln.gemm): math has the unknown math mode value 5 (this kiln knows 0=strict-f32, 1=tf32)"},
     {"UnknownActivation", [](Plan &p) { gemm(p, 5).activation = static_cast<Activation>(9); },
      "step 5 '/bmm/MatMul' (kiln.matmul): activation has the unknown activation value 9 (this kiln knows 0=none, "
-     "1=relu, 2=gelu)"},
+     "1=relu, 2=gelu, 3=clip, 4=sigmoid, 5=hard-sigmoid, 6=hard-swish)"},
     {"ConvWithGelu", [](Plan &p) { conv(p, 0).activation = Activation::Gelu; },
-     "step 0 '/conv1/Conv' (kiln.conv): convolutions fuse only no activation or relu"},
+     "step 0 '/conv1/Conv' (kiln.conv): channels-first convolutions fuse only no activation or relu"},
     {"UnknownConvMathMode", [](Plan &p) { conv(p, 4).math = static_cast<MathMode>(200); },
      "step 4 '/up/ConvTranspose' (kiln.conv_transpose): math has the unknown math mode value 200"},
 
@@ -180,6 +180,30 @@ const BreakCase kCases[] = {
      "[1,1]) does not give y [1,2,16,16]"},
     {"ConvChannelMismatch", [](Plan &p) { conv(p, 0).wShape = {4, 1, 3, 3}; },
      "does not give y [1,4,8,8]"},
+    // The channels-last epilogue (a cuDNN graph) and what channels-first convolutions refuse.
+    {"ChannelsFirstConvResidual", [](Plan &p) { conv(p, 0).residual = 4; },
+     "step 0 '/conv1/Conv' (kiln.conv): only channels-last convolutions add a residual"},
+    {"ChannelsFirstConvHardSwish", [](Plan &p) { conv(p, 0).activation = Activation::HardSwish; },
+     "channels-first convolutions fuse only no activation or relu, not activation 6"},
+    {"ChannelsLastTransposedConv", [](Plan &p) { conv(p, 4).channelsLast = true; },
+     "step 4 '/up/ConvTranspose' (kiln.conv_transpose): channels-last convolutions are 2-d forward convolutions"},
+    {"ChannelsLastConvGelu", [](Plan &p) { conv(p, 0).channelsLast = true, conv(p, 0).activation = Activation::Gelu; },
+     "convolutions do not fuse gelu"},
+    {"ChannelsLastEmptyClip",
+     [](Plan &p) {
+       ConvStep &c = conv(p, 0);
+       c.channelsLast = true, c.activation = Activation::Clip, c.activationAlpha = 6, c.activationBeta = 0;
+     },
+     "clip bounds [6, 0] are empty"},
+    {"ChannelsLastInfiniteParameter",
+     [](Plan &p) {
+       ConvStep &c = conv(p, 0);
+       c.channelsLast = true, c.activation = Activation::HardSigmoid;
+       c.activationAlpha = std::numeric_limits<float>::infinity();
+     },
+     "activation parameters must be finite"},
+    {"ConvResidualTooSmall", [](Plan &p) { conv(p, 0).channelsLast = true, conv(p, 0).residual = 2; },
+     "step 0 '/conv1/Conv' (kiln.conv): residual needs 1024 bytes but buffer 2 'conv.b' has 16"},
     {"ConvGroupsDoNotDivide", [](Plan &p) { conv(p, 0).groups = 3; },
      "groups 3 must be positive and divide w's first dimension 4"},
     {"ConvRankMismatch", [](Plan &p) { conv(p, 0).wShape = {4, 3, 3}; },

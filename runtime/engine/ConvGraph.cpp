@@ -1,0 +1,191 @@
+//===- ConvGraph.cpp - a channels-last ConvStep as a cuDNN graph -----------===//
+//
+// The convolution graph's spec (see ConvGraph.h); its lifecycle is CudnnGraphRunner's.
+// The plan keeps shapes channels-first (N,C,H,W; K,C/g,R,S) with channelsLast saying the
+// storage is N,H,W,C and K,R,S,C/g: exactly how cuDNN takes an NHWC tensor, dims in NCHW order
+// with NHWC strides. Groups follow from x's channels over w's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/engine/ConvGraph.h"
+
+#include "runtime/engine/CudnnFrontend.h"
+#include "runtime/plan/EnumNames.h"
+
+#include <vector>
+
+namespace kiln::runtime {
+namespace {
+
+#if KILN_HAVE_CUDNN_FRONTEND
+
+// Tensor uids in the graph; pointers() maps them to the step's buffers.
+enum Uid : int64_t { kX = 1, kW = 2, kY = 3, kBias = 4, kResidual = 5 };
+
+/// Strides of a dense NHWC tensor whose dims are given in NCHW order.
+std::vector<int64_t> channelsLastStrides(const std::vector<int64_t> &nchw) {
+  int64_t c = nchw[1], h = nchw[2], w = nchw[3];
+  return {h * w * c, 1, w * c, c};
+}
+
+std::string list(const std::vector<int64_t> &values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i)
+    s += (i ? "," : "") + std::to_string(values[i]);
+  return s + "]";
+}
+
+class ConvGraphSpec final : public CudnnGraphSpec {
+public:
+  ConvGraphSpec(const plan::Plan &plan, const plan::ConvStep &step) : plan_(plan), step_(step) {}
+
+  const char *kind() const override { return "conv"; }
+  const char *what() const override { return "conv"; }
+
+  std::string problemKey() const override {
+    const plan::ConvStep &s = step_;
+    std::string k = "type=" + operandTypeName(plan_, s.x) + " nhwc x=" + list(s.xShape) + " w=" + list(s.wShape) +
+                    " y=" + list(s.yShape) + " pads=" + list(s.pads) + " strides=" + list(s.strides) +
+                    " dilations=" + list(s.dilations) + " bias=" + (s.bias ? "1" : "0") +
+                    " residual=" + (s.residual ? "1" : "0") +
+                    " act=" + std::string(plan::detail::enumName(s.activation).value_or("?"));
+    if (s.activation == plan::Activation::Clip || s.activation == plan::Activation::HardSigmoid)
+      k += "(" + std::to_string(s.activationAlpha) + "," + std::to_string(s.activationBeta) + ")";
+    if (plan_.buffers[s.x].dtype == plan::DType::F32)
+      k += s.math == plan::MathMode::StrictF32 ? " math=strict" : " math=tf32";
+    return k;
+  }
+
+  Status define(fe::graph::Graph &g) const override {
+    const plan::ConvStep &s = step_;
+    plan::DType type = plan_.buffers[s.x].dtype;
+    fe::DataType_t io = type == plan::DType::BF16  ? fe::DataType_t::BFLOAT16
+                        : type == plan::DType::F16 ? fe::DataType_t::HALF
+                                                   : fe::DataType_t::FLOAT;
+    g.set_io_data_type(io)
+        .set_intermediate_data_type(fe::DataType_t::FLOAT)
+        .set_compute_data_type(fe::DataType_t::FLOAT);
+    auto tensor = [&](const char *name, Uid uid, const std::vector<int64_t> &dims) {
+      return g.tensor(fe::graph::Tensor_attributes()
+                          .set_name(name)
+                          .set_uid(uid)
+                          .set_dim(dims)
+                          .set_stride(channelsLastStrides(dims))
+                          .set_data_type(io));
+    };
+    auto x = tensor("x", kX, s.xShape);
+    auto w = tensor("w", kW, s.wShape);
+    auto y = g.conv_fprop(x, w,
+                          fe::graph::Conv_fprop_attributes()
+                              .set_name("conv")
+                              .set_padding(s.pads)
+                              .set_stride(s.strides)
+                              .set_dilation(s.dilations)
+                              .set_compute_data_type(fe::DataType_t::FLOAT));
+    auto pointwise = [&](std::shared_ptr<fe::graph::Tensor_attributes> a, fe::PointwiseMode_t mode,
+                         std::shared_ptr<fe::graph::Tensor_attributes> b = nullptr) {
+      auto options = fe::graph::Pointwise_attributes().set_mode(mode).set_compute_data_type(fe::DataType_t::FLOAT);
+      return b ? g.pointwise(a, b, options) : g.pointwise(a, options);
+    };
+    auto scalar = [&](float value) { return g.tensor(value, fe::graph::ScalarType::RUNTIME_PARAM); };
+    auto clamp = [&](std::shared_ptr<fe::graph::Tensor_attributes> a, float lo, float hi) {
+      return g.pointwise(a, fe::graph::Pointwise_attributes()
+                                .set_mode(fe::PointwiseMode_t::RELU_FWD)
+                                .set_relu_lower_clip(lo)
+                                .set_relu_upper_clip(hi)
+                                .set_compute_data_type(fe::DataType_t::FLOAT));
+    };
+    if (s.bias)
+      y = pointwise(y, fe::PointwiseMode_t::ADD, tensor("bias", kBias, {1, s.yShape[1], 1, 1}));
+    if (s.residual)
+      y = pointwise(y, fe::PointwiseMode_t::ADD, tensor("residual", kResidual, s.yShape));
+    switch (s.activation) {
+    case plan::Activation::None: break;
+    case plan::Activation::Relu: y = pointwise(y, fe::PointwiseMode_t::RELU_FWD); break;
+    case plan::Activation::Clip: y = clamp(y, s.activationAlpha, s.activationBeta); break;
+    case plan::Activation::Sigmoid: y = pointwise(y, fe::PointwiseMode_t::SIGMOID_FWD); break;
+    case plan::Activation::HardSigmoid: {
+      auto t = pointwise(y, fe::PointwiseMode_t::MUL, scalar(s.activationAlpha));
+      t = pointwise(t, fe::PointwiseMode_t::ADD, scalar(s.activationBeta));
+      y = clamp(t, 0.0f, 1.0f);
+      break;
+    }
+    case plan::Activation::HardSwish: {
+      // x * max(0, min(1, x / 6 + 1 / 2)), as the interpreter computes it.
+      auto t = pointwise(y, fe::PointwiseMode_t::MUL, scalar(1.0f / 6.0f));
+      t = pointwise(t, fe::PointwiseMode_t::ADD, scalar(0.5f));
+      t = clamp(t, 0.0f, 1.0f);
+      y = pointwise(y, fe::PointwiseMode_t::MUL, t);
+      break;
+    }
+    case plan::Activation::Gelu:
+      return Status(StatusCode::kInvalidPlan, "a convolution with a gelu epilogue"); // validatePlan refuses it
+    }
+    y->set_output(true).set_uid(kY).set_dim(s.yShape).set_stride(channelsLastStrides(s.yShape)).set_data_type(io);
+    return Status::ok();
+  }
+
+  void filterEngines(fe::graph::Graph &g) const override {
+    // IEEE fp32 where the plan says so: no TF32 tensor cores, no transform-domain algorithms.
+    if (plan_.buffers[step_.x].dtype == plan::DType::F32 && step_.math == plan::MathMode::StrictF32)
+      g.deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE, fe::NumericalNote_t::DOWN_CONVERT_INPUTS,
+                                fe::NumericalNote_t::FFT, fe::NumericalNote_t::WINOGRAD,
+                                fe::NumericalNote_t::WINOGRAD_TILE_4x4, fe::NumericalNote_t::WINOGRAD_TILE_6x6,
+                                fe::NumericalNote_t::WINOGRAD_TILE_13x13});
+  }
+
+  std::unordered_map<int64_t, void *> pointers(const DeviceResources &res) const override {
+    const plan::ConvStep &s = step_;
+    std::unordered_map<int64_t, void *> pack = {{kX, bufferAddress(plan_, s.x, res)},
+                                                {kW, bufferAddress(plan_, s.w, res)},
+                                                {kY, bufferAddress(plan_, s.y, res)}};
+    if (s.bias)
+      pack[kBias] = bufferAddress(plan_, *s.bias, res);
+    if (s.residual)
+      pack[kResidual] = bufferAddress(plan_, *s.residual, res);
+    return pack;
+  }
+
+  std::string remedy() const override { return "compile the model with --layout nchw"; }
+
+private:
+  const plan::Plan &plan_;
+  plan::ConvStep step_;
+};
+
+#endif // KILN_HAVE_CUDNN_FRONTEND
+
+} // namespace
+
+StatusOr<std::unique_ptr<CudnnGraphRunner>> ConvGraph::create(const plan::Plan &plan, const plan::ConvStep &s,
+                                                              std::string label) {
+#if !KILN_HAVE_CUDNN_FRONTEND
+  (void)plan;
+  (void)s;
+  return Status(StatusCode::kIncompatible,
+                label + ": this runtime was built without the cuDNN frontend, which channels-last convolutions need; "
+                        "install its headers with scripts/install-cudnn-frontend.sh (scripts/setup-deps.sh does) and "
+                        "rebuild the runtime, or compile the model with --layout nchw");
+#else
+  std::vector<uint32_t> used = {s.x, s.w, s.y};
+  if (s.bias)
+    used.push_back(*s.bias);
+  if (s.residual)
+    used.push_back(*s.residual);
+  for (uint32_t idx : used)
+    if (idx >= plan.buffers.size())
+      return Status(StatusCode::kInvalidPlan, label + ": the convolution names buffer " + std::to_string(idx) +
+                                                  " but the plan has " + std::to_string(plan.buffers.size()));
+  if (!s.channelsLast || s.transpose || s.xShape.size() != 4 || s.wShape.size() != 4 || s.yShape.size() != 4)
+    return Status(StatusCode::kInvalidPlan, label + ": cuDNN graphs run channels-last 2-d forward convolutions only");
+  plan::DType type = plan.buffers[s.x].dtype;
+  for (uint32_t idx : used)
+    if (plan.buffers[idx].dtype != type)
+      return Status(StatusCode::kInvalidPlan, label + ": a convolution's operands share one element type");
+  if (type != plan::DType::F32 && type != plan::DType::F16 && type != plan::DType::BF16)
+    return Status(StatusCode::kInvalidPlan, label + ": cuDNN convolutions take f32, f16 or bf16");
+  return std::make_unique<CudnnGraphRunner>(std::make_unique<ConvGraphSpec>(plan, s), label);
+#endif
+}
+
+} // namespace kiln::runtime
