@@ -133,17 +133,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     while (current.hasOneUse()) {
       Operation *user = *current.getUsers().begin();
       if (auto add = llvm::dyn_cast<AddOp>(user)) {
-        Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
-        auto type = llvm::cast<RankedTensorType>(other.getType());
-        if (other == current || type.getElementType() != element ||
-            add.getResult().getType() != result)
-          break;
-        bool isRow = isBiasRow(type, n) && type.getRank() <= result.getRank();
-        if (isRow && !bias)
-          bias = true;
-        else if (type == result && !residual)
-          residual = true;
-        else
+        if (!joinsAsBiasOrResidual(add, current, result, n, bias, residual))
           break;
         members.insert(add);
         current = add.getResult();
@@ -165,6 +155,22 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     if (!llvm::isa<ReluOp, GeluOp>(members.back()))
       noteEpilogueLeftOut(matmul, current, element);
     return members;
+  }
+
+  /// Whether `add` of `current` (the epilogue's value so far) joins a library epilogue: as its
+  /// bias (a row of `columns`, when it has none yet) or its residual (`result`'s type, once).
+  /// Sets the flag it takes.
+  static bool joinsAsBiasOrResidual(AddOp add, Value current, RankedTensorType result, int64_t columns, bool &bias,
+                                    bool &residual) {
+    Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
+    auto type = llvm::cast<RankedTensorType>(other.getType());
+    if (other == current || type.getElementType() != result.getElementType() || add.getResult().getType() != result)
+      return false;
+    if (!bias && isBiasRow(type, columns) && type.getRank() <= result.getRank())
+      return bias = true;
+    if (type == result && !residual)
+      return residual = true;
+    return false;
   }
 
   /// A channels-last convolution with one group per input channel.
@@ -207,15 +213,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     while (current.hasOneUse()) {
       Operation *user = *current.getUsers().begin();
       if (auto add = llvm::dyn_cast<AddOp>(user)) {
-        Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
-        auto type = llvm::cast<RankedTensorType>(other.getType());
-        if (other == current || type.getElementType() != element || add.getResult().getType() != result)
-          break;
-        if (!bias && isBiasRow(type, channels) && type.getRank() <= result.getRank())
-          bias = true;
-        else if (type == result && !residual)
-          residual = true;
-        else
+        if (!joinsAsBiasOrResidual(add, current, result, channels, bias, residual))
           break;
         members.insert(add);
         current = add.getResult();

@@ -18,17 +18,13 @@ output's largest magnitude. Rows whose keys are all masked must be exactly zero 
 Prints one line per case and exits 1 on any failure, 77 (ctest's skip code) without a GPU
 (with --compile-only it checks only that every case fuses, on any machine).
 """
-import argparse
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
-from run_conformance import SKIP_EXIT_CODE, gpu_present  # noqa: E402
+import plan_cases
+from plan_cases import run
 
 ULP = {"bf16": 2.0 ** -7, "f16": 2.0 ** -10}
 PRECISION = {"bf16": "bf16", "f16": "fp16"}
@@ -115,10 +111,6 @@ CASES = [
 ]
 
 
-def run(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True)
-
-
 def check_case(kiln, work, case, compile_only):
     name, layout, t, b, h, s, d, masked_from = case
     scale = float(np.sqrt(1.0 / np.sqrt(d)))
@@ -147,19 +139,10 @@ def check_case(kiln, work, case, compile_only):
         inputs["m"] = m
     else:
         inputs["qkv"] = rng.uniform(-2, 2, (s, b, 3 * h * d)).astype(np.float32)
-    args = []
-    for n, value in inputs.items():
-        path = os.path.join(work, f"{name}.{n}.npy")
-        np.save(path, value)
-        args += ["--input", f"{n}={path}"]
-    gpu_out, ref_out = os.path.join(work, name + ".gpu"), os.path.join(work, name + ".ref")
-    proc = run([kiln, "run", plan, "--output-dir", gpu_out, "--quiet", "--timing-cache", "none"] + args)
-    if proc.returncode:
-        return "run: " + proc.stderr.strip()
-    proc = run([kiln, "eval", module, "--precision", precision, "--output-dir", ref_out, "--quiet"] + args)
-    if proc.returncode:
-        return "eval: " + proc.stderr.strip()
-    gpu, ref = np.load(os.path.join(gpu_out, "o.npy")), np.load(os.path.join(ref_out, "o.npy"))
+    outputs = plan_cases.gpu_and_interpreter(kiln, work, name, plan, module, precision, inputs, "o")
+    if isinstance(outputs, str):
+        return outputs
+    gpu, ref = outputs
     if not np.isfinite(gpu).all():
         return "non-finite GPU output"
     if masked_from == 0 and (gpu != 0).any():
@@ -171,23 +154,5 @@ def check_case(kiln, work, case, compile_only):
     return None
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kiln", required=True)
-    parser.add_argument("--compile-only", action="store_true", help="check only that every case fuses")
-    args = parser.parse_args()
-    if not args.compile_only and not gpu_present():
-        print("attention: SKIPPED (no CUDA device)")
-        return SKIP_EXIT_CODE
-    failed = 0
-    with tempfile.TemporaryDirectory() as work:
-        for case in CASES:
-            problem = check_case(args.kiln, work, case, args.compile_only)
-            print(f"{'FAILED' if problem else 'ok    '} {case[0]}" + (f": {problem}" if problem else ""))
-            failed += bool(problem)
-    print(f"attention: {len(CASES) - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(plan_cases.main("attention", __doc__, CASES, check_case))

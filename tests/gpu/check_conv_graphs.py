@@ -16,17 +16,13 @@ round once, so they agree within 2 ulps of the type relative to the output's lar
 exits 1 on any failure, 77 (ctest's skip code) without a GPU (with --compile-only it checks
 only the plans, on any machine).
 """
-import argparse
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
-from run_conformance import SKIP_EXIT_CODE, gpu_present  # noqa: E402
+import plan_cases
+from plan_cases import run
 
 ULP = {"bf16": 2.0 ** -7, "f16": 2.0 ** -10, "f32": 2.0 ** -10}
 PRECISION = {"bf16": "bf16", "f16": "fp16", "f32": "tf32"}
@@ -108,10 +104,6 @@ CASES = [
 ]
 
 
-def run(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True)
-
-
 def check_case(kiln, work, case, compile_only):
     name, t, group, c, residual, act = case[0], case[1], case[10], case[5], case[12], case[13]
     rng = np.random.default_rng(len(name))
@@ -137,19 +129,10 @@ def check_case(kiln, work, case, compile_only):
     inputs = {"x": rng.uniform(-2, 2, x_shape).astype(np.float32)}
     if residual:
         inputs["s"] = rng.uniform(-1, 1, y_shape).astype(np.float32)
-    args = []
-    for n, value in inputs.items():
-        path = os.path.join(work, f"{name}.{n}.npy")
-        np.save(path, value)
-        args += ["--input", f"{n}={path}"]
-    gpu_out, ref_out = os.path.join(work, name + ".gpu"), os.path.join(work, name + ".ref")
-    proc = run([kiln, "run", plan, "--output-dir", gpu_out, "--quiet", "--timing-cache", "none"] + args)
-    if proc.returncode:
-        return "run: " + proc.stderr.strip()
-    proc = run([kiln, "eval", module, "--precision", precision, "--output-dir", ref_out, "--quiet"] + args)
-    if proc.returncode:
-        return "eval: " + proc.stderr.strip()
-    gpu, ref = np.load(os.path.join(gpu_out, "y.npy")), np.load(os.path.join(ref_out, "y.npy"))
+    outputs = plan_cases.gpu_and_interpreter(kiln, work, name, plan, module, precision, inputs, "y")
+    if isinstance(outputs, str):
+        return outputs
+    gpu, ref = outputs
     if gpu.shape != ref.shape or not np.isfinite(gpu).all():
         return f"GPU output {gpu.shape} (finite: {np.isfinite(gpu).all()}) against {ref.shape}"
     err = np.abs(gpu.astype(np.float64) - ref).max()
@@ -159,23 +142,5 @@ def check_case(kiln, work, case, compile_only):
     return None
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kiln", required=True)
-    parser.add_argument("--compile-only", action="store_true", help="check only the plans")
-    args = parser.parse_args()
-    if not args.compile_only and not gpu_present():
-        print("conv graphs: SKIPPED (no CUDA device)")
-        return SKIP_EXIT_CODE
-    failed = 0
-    with tempfile.TemporaryDirectory() as work:
-        for case in CASES:
-            problem = check_case(args.kiln, work, case, args.compile_only)
-            print(f"{'FAILED' if problem else 'ok    '} {case[0]}" + (f": {problem}" if problem else ""))
-            failed += bool(problem)
-    print(f"conv graphs: {len(CASES) - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(plan_cases.main("conv graphs", __doc__, CASES, check_case))
