@@ -40,6 +40,7 @@ import datetime
 import json
 import os
 import shutil
+import shlex
 import statistics
 import sys
 import time
@@ -231,7 +232,13 @@ def kiln_bench(opts, plan, input_args, row):
                 "kiln_bench_tuned": kiln["tuned"], "kiln_bench_tuned_from_cache": kiln["tuned_from_cache"],
                 # Load with the cache `kiln run` filled (warm: nothing timed); run_s is that first,
                 # cold run (tuning everything).
-                "kiln_load_s": kiln.get("load_s")})
+                "kiln_load_s": kiln.get("load_s"),
+                "kiln_load_split_s": {k: kiln.get(f"load_{k}_s") for k in ("runtime", "engine", "context")},
+                "kiln_inputs_s": kiln.get("inputs_s"),
+                # cuDNN graph plans of that load: all loaded from the plan store when warm.
+                "kiln_bench_cudnn_plans": {k: kiln.get(f"cudnn_plans_{k}") for k in ("loaded", "stored", "unstorable")},
+                # Steps per library algorithm: the cuDNN engines the convolutions chose, cuBLASLt.
+                "kiln_algorithms": kiln.get("algorithms")})
 
 
 def kiln_rows(opts, tag, feeds, compile_job, reference, output_names, rows, device):
@@ -291,7 +298,8 @@ def bench_one(opts, name, batch, device):
     compile_job = None
     if opts.kiln:
         plans = {p: os.path.join(opts.work_dir, f"{tag}_{p}.kiln") for p in opts.precisions}
-        compile_job = km.ParallelCompile(opts.kiln, onnx_path, plans, opts.step_timeout).start()
+        compile_job = km.ParallelCompile(opts.kiln, onnx_path, plans, opts.step_timeout,
+                                         shlex.split(opts.compile_args)).start()
     log("   onnxruntime reference" + (" (kiln compiles meanwhile)" if compile_job else ""))
     reference, output_names = km.onnxruntime_outputs(onnx_path, feeds)
     if compile_job:
@@ -408,6 +416,8 @@ def parse_args(argv):
     parser.add_argument("--work-dir", default="/tmp/kiln-bench")
     parser.add_argument("--keep", action="store_true", help="keep the ONNX files, plans and outputs")
     parser.add_argument("--results-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    parser.add_argument("--compile-args", default="", help="more `kiln compile` options for every plan, "
+                        "e.g. '--layout nhwc' (kept in the results header)")
     parser.add_argument("--tag", default="", help="suffix of the results file name, e.g. mixed-precision")
     parser.add_argument("--merge", nargs="+", metavar="JSON", help="merge these results files instead of running")
     opts = parser.parse_args(argv)
@@ -437,6 +447,7 @@ def main(argv=None):
     path = results_path(opts.results_dir, date, gpu, opts.tag)
     header = {"date": date, "gpu": gpu, "torch": torch.__version__, "iterations": opts.iterations,
               "warmup": opts.warmup, "precisions": opts.precisions, "tag": opts.tag,
+              "compile_args": opts.compile_args,
               "note": "gpu_ms: CUDA events (kiln: compute_ms around the CUDA-graph replay; torch: back-to-back "
                       "calls, inputs on the device); request_ms: host inputs to host outputs; accuracy against "
                       "onnxruntime fp32 CPU"}

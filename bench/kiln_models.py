@@ -322,15 +322,16 @@ class ParallelCompile:
     (compiling must not need one). start() returns at once, so the caller can compute the
     onnxruntime reference meanwhile; wait() gives {precision: (error or None, seconds)}."""
 
-    def __init__(self, kiln, onnx_path, plans, timeout):
+    def __init__(self, kiln, onnx_path, plans, timeout, extra_args=()):
         self.kiln, self.onnx_path, self.plans, self.timeout = kiln, onnx_path, plans, timeout
+        self.extra_args = list(extra_args)  # more `kiln compile` options, e.g. --layout nhwc
         self.pool, self.futures = None, {}
 
     def start(self):
         from concurrent.futures import ThreadPoolExecutor
         self.pool = ThreadPoolExecutor(max_workers=max(1, len(self.plans)))
         for precision, plan in self.plans.items():
-            args = ["compile", self.onnx_path, "-o", plan, "--precision", precision, "--quiet"]
+            args = ["compile", self.onnx_path, "-o", plan, "--precision", precision, "--quiet"] + self.extra_args
             self.futures[precision] = self.pool.submit(run_kiln, self.kiln, args, self.timeout, True)
         return self
 

@@ -75,6 +75,13 @@ struct TensorDesc {
 struct TuningStats {
   uint32_t tuned = 0;     // timed on the device at this load
   uint32_t fromCache = 0; // taken from the timing cache (file or earlier loads)
+  // The plans of cuDNN graph steps (channels-last convolutions, attention) during the load:
+  // loaded serialized (no kernel compiled), built and stored for later loads (runtime-compiled
+  // engines, 0.2-0.5 s each), built where cuDNN cannot serialize the engine (precompiled, cheap).
+  // A load with a warm timing cache and plan store builds and stores nothing.
+  uint32_t cudnnPlansLoaded = 0;
+  uint32_t cudnnPlansStored = 0;
+  uint32_t cudnnPlansUnstorable = 0;
 };
 
 struct ContextOptions {
@@ -157,6 +164,10 @@ public:
   const std::vector<TensorDesc> &outputs() const;
   const plan::Metadata &metadata() const;
   TuningStats tuningStats() const;
+  /// The library algorithm each step runs with, in plan order, as the timing cache writes it
+  /// ("graph engine=6 knobs=... ws=...", "gemm algo=...", "conv algo=1 math=1 ws=..."); empty
+  /// for steps that are generated kernels or copies. What `kiln bench --profile` reports.
+  std::vector<std::string> stepAlgorithms() const;
   /// The workspace each context allocates (max over the chosen algorithms).
   uint64_t workspaceBytes() const;
 

@@ -10,6 +10,7 @@
 #include "runtime/engine/CandidateTiming.h"
 #include "runtime/engine/CudaCheck.h"
 #include "runtime/engine/CudnnFrontend.h"
+#include "runtime/engine/CudnnPlanStore.h"
 
 #include <algorithm>
 #include <exception>
@@ -101,6 +102,56 @@ StatusOr<std::unique_ptr<CudnnGraphRunner::Built>> buildChoice(const CudnnGraphS
   return built;
 }
 
+/// The store key of `algo`'s built plan for this spec's graph: the graph (constants included)
+/// and the engine config, not the workspace (which the plan itself says).
+std::string planKey(const CudnnGraphSpec &spec, const TunedAlgorithm &algo) {
+  TunedAlgorithm config = algo;
+  config.workspaceBytes = 0;
+  return std::string(spec.kind()) + " fe=" + kCudnnFrontendVersion + " " + spec.graphKey() + " " +
+         formatTunedAlgorithm(config);
+}
+
+/// Keeps the built plan in the store, where cuDNN can serialize it (runtime-fusion engines;
+/// for precompiled engines building is cheap and serializing may be refused: nothing is kept).
+void remember(const CudnnGraphRunner::Built &built, const std::string &key, CudnnPlanStore &store) {
+  std::vector<uint8_t> bytes;
+  if (built.graph.serialize(bytes, /*serialize_structure=*/false).is_good() && !bytes.empty())
+    store.insert(key, std::move(bytes));
+  else
+    store.noteUnstorable();
+}
+
+/// The graph with `algo`'s engine config on res.cudnn: loaded from res.cudnnPlans when it holds
+/// the serialized plan (no kernel compiled), else built and its plan stored.
+StatusOr<std::unique_ptr<CudnnGraphRunner::Built>> materialize(const CudnnGraphSpec &spec, const std::string &label,
+                                                                const DeviceResources &res, const TunedAlgorithm &algo) {
+  CudnnPlanStore *store = res.cudnnPlans;
+  std::string key = store ? planKey(spec, algo) : std::string();
+  if (store) {
+    if (std::shared_ptr<const std::vector<uint8_t>> bytes = store->find(key)) {
+      auto built = std::make_unique<CudnnGraphRunner::Built>();
+      // The context's eager pass before capture does what the frontend's warmup would. A
+      // damaged file makes the JSON parser throw: that is a plan to build again, not an error.
+      Status loaded = guarded<Status>(label, "loading the serialized cuDNN plan", [&]() -> Status {
+        return feStatus(built->graph.deserialize(res.cudnn, *bytes, /*enforce_precompiled=*/true, /*run_warmup=*/false),
+                        label, "loading the serialized cuDNN plan");
+      });
+      if (loaded.isOk())
+        loaded = feStatus(built->graph.get_workspace_size(built->workspaceBytes), label, "workspace size");
+      if (loaded.isOk() && built->workspaceBytes >= 0) {
+        store->noteLoaded();
+        return built;
+      }
+      store->erase(key);
+      store->warn(loaded.message() + "; building the plan again");
+    }
+  }
+  auto built = buildChoice(spec, label, res.cudnn, algo);
+  if (built.isOk() && store)
+    remember(*built.value(), key, *store);
+  return built;
+}
+
 } // namespace
 
 std::string CudnnGraphRunner::key(uint64_t workspaceLimit) const {
@@ -176,6 +227,8 @@ StatusOr<TunedAlgorithm> CudnnGraphRunner::tune(const DeviceResources &res, uint
         continue;
       }
       algo.workspaceBytes = static_cast<uint64_t>(replay.value()->workspaceBytes);
+      if (res.cudnnPlans)
+        remember(*replay.value(), planKey(*spec_, algo), *res.cudnnPlans);
       return algo;
     }
     return Status(StatusCode::kDeviceError,
@@ -188,7 +241,7 @@ StatusOr<TunedAlgorithm> CudnnGraphRunner::tune(const DeviceResources &res, uint
 
 StatusOr<uint64_t> CudnnGraphRunner::check(const DeviceResources &res, const TunedAlgorithm &algo) {
   return guarded<StatusOr<uint64_t>>(label_, "checking a cached engine", [&]() -> StatusOr<uint64_t> {
-    auto built = buildChoice(*spec_, label_, res.cudnn, algo);
+    auto built = materialize(*spec_, label_, res, algo);
     if (!built.isOk())
       return built.status();
     return static_cast<uint64_t>(built.value()->workspaceBytes);
@@ -206,7 +259,7 @@ Status CudnnGraphRunner::prepare(const DeviceResources &res, const TunedAlgorith
         return Status::ok();
       }
     }
-    auto built = buildChoice(*spec_, label_, res.cudnn, algo);
+    auto built = materialize(*spec_, label_, res, algo);
     if (!built.isOk())
       return built.status();
     built_ = std::shared_ptr<Built>(std::move(built).value());

@@ -9,6 +9,7 @@
 
 #include "runtime/Runtime.h"
 #include "runtime/engine/CudaHandles.h"
+#include "runtime/engine/CudnnPlanStore.h"
 #include "runtime/engine/TimingCache.h"
 
 #include <mutex>
@@ -23,6 +24,8 @@ struct Runtime::State {
   std::string deviceName;
   runtime::TimingCache cache;
   std::mutex saveMutex; // one cache file write at a time
+  // Built cuDNN plans beside the timing cache (memory only without one); engines share it.
+  std::shared_ptr<runtime::CudnnPlanStore> cudnnPlans;
 
   void progress(const std::string &message) const {
     if (options.progress)
@@ -42,6 +45,7 @@ struct Engine::State {
   std::vector<std::optional<runtime::TunedAlgorithm>> algorithms; // per step; gemm/conv/attention only
   uint64_t workspaceBytes = 0;
   TuningStats stats;
+  std::shared_ptr<runtime::CudnnPlanStore> cudnnPlans; // the runtime's, for the contexts' graphs
 };
 
 namespace runtime {

@@ -124,7 +124,7 @@ Status ExecutionContext::Impl::create(std::shared_ptr<const Engine::State> state
     return w.status();
   workspace = std::move(w).value();
   res = runtime::DeviceResources{stream.get(), dnn, lt, arena.data(), engine->weights.data(), workspace.data(),
-                                 workspace.bytes(), &cudnnGraphs};
+                                 workspace.bytes(), &cudnnGraphs, engine->cudnnPlans.get()};
   for (auto &e : phase) {
     auto ev = runtime::createEvent("timing the context's runs");
     if (!ev.isOk())

@@ -43,6 +43,10 @@ cublasLtEpilogue_t epilogueOf(const plan::GemmStep &s) {
   case plan::Activation::None: return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
   case plan::Activation::Relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
   case plan::Activation::Gelu: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  case plan::Activation::Clip:
+  case plan::Activation::Sigmoid:
+  case plan::Activation::HardSigmoid:
+  case plan::Activation::HardSwish: break; // convolution epilogues only: validatePlan refuses them on a gemm
   }
   return CUBLASLT_EPILOGUE_DEFAULT;
 }

@@ -2,6 +2,8 @@
 
 #include "runtime/engine/EngineState.h"
 
+#include <chrono>
+#include <cstdio>
 #include <numeric>
 
 namespace kiln {
@@ -45,6 +47,13 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions &options
   state->target.cublasLtVersion = static_cast<uint32_t>(cublasLtGetVersion());
   if (!options.timingCachePath.empty())
     state->cache.load(options.timingCachePath, [&](const std::string &msg) { state->progress("warning: " + msg); });
+  // The store outlives no runtime state it reports through: the progress callback is copied.
+  state->cudnnPlans = std::make_shared<runtime::CudnnPlanStore>(
+      runtime::CudnnPlanStore::directoryFor(options.timingCachePath), state->deviceKey(),
+      [progress = options.progress](const std::string &msg) {
+        if (progress)
+          progress("warning: " + msg);
+      });
   return std::unique_ptr<Runtime>(new Runtime(std::move(state)));
 }
 
@@ -65,6 +74,7 @@ StatusOr<std::unique_ptr<Engine>> Runtime::loadEngine(plan::Plan plan) {
 
   auto engine = std::make_shared<Engine::State>();
   engine->device = device;
+  engine->cudnnPlans = rt.cudnnPlans;
   engine->plan = std::move(plan);
   const plan::Plan &p = engine->plan;
   auto describe = [&](const std::vector<plan::TensorBinding> &bindings, std::vector<TensorDesc> &out) {
@@ -79,6 +89,10 @@ StatusOr<std::unique_ptr<Engine>> Runtime::loadEngine(plan::Plan plan) {
   rt.progress("loading " + model + ": " + std::to_string(p.steps.size()) + " steps, " +
               std::to_string(p.weights.size()) + " bytes of weights, arena " + std::to_string(p.metadata.arenaBytes) +
               " bytes");
+  // Where load time goes, for the progress line at the end (a warm load should be all upload).
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  Clock::time_point start = Clock::now();
   auto weights = runtime::DeviceBuffer::allocate(p.weights.size(), "the weights of " + model);
   if (!weights.isOk())
     return weights.status();
@@ -91,8 +105,16 @@ StatusOr<std::unique_ptr<Engine>> Runtime::loadEngine(plan::Plan plan) {
   // are not needed any more, so big models do not keep them twice.
   engine->plan.weights = {};
   engine->plan.weightsStorage.reset();
+  double uploadSeconds = since(start);
+  Clock::time_point kernelsStart = Clock::now();
   KILN_RETURN_IF_ERROR(runtime::loadKernels(*engine, rt.target.computeCapability));
+  double kernelSeconds = since(kernelsStart);
+  Clock::time_point tuningStart = Clock::now();
   KILN_RETURN_IF_ERROR(runtime::tuneEngine(*engine, rt));
+  char line[160];
+  std::snprintf(line, sizeof line, "engine loaded in %.2f s: weights %.2f s, kernels %.2f s, algorithms %.2f s",
+                since(start), uploadSeconds, kernelSeconds, since(tuningStart));
+  rt.progress(line);
   return std::unique_ptr<Engine>(new Engine(std::move(engine)));
 }
 
@@ -105,6 +127,13 @@ const std::vector<TensorDesc> &Engine::inputs() const { return state_->inputs; }
 const std::vector<TensorDesc> &Engine::outputs() const { return state_->outputs; }
 const plan::Metadata &Engine::metadata() const { return state_->plan.metadata; }
 TuningStats Engine::tuningStats() const { return state_->stats; }
+std::vector<std::string> Engine::stepAlgorithms() const {
+  std::vector<std::string> out;
+  out.reserve(state_->algorithms.size());
+  for (const std::optional<runtime::TunedAlgorithm> &algo : state_->algorithms)
+    out.push_back(algo ? runtime::formatTunedAlgorithm(*algo) : std::string());
+  return out;
+}
 uint64_t Engine::workspaceBytes() const { return state_->workspaceBytes; }
 
 } // namespace kiln

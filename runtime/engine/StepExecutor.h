@@ -25,6 +25,7 @@
 namespace kiln::runtime {
 
 class CudnnGraphCache;
+class CudnnPlanStore;
 
 /// The device resources one context (or the tuner at engine load) runs steps with.
 struct DeviceResources {
@@ -38,6 +39,9 @@ struct DeviceResources {
   // The context's built cuDNN frontend graphs (attention, channels-last convolutions), shared
   // by its steps with one graph; null: each such step builds its own.
   CudnnGraphCache *cudnnGraphs = nullptr;
+  // Serialized cuDNN plans of this runtime (memory and files), loaded instead of building a
+  // graph's plan again; null: every graph is built.
+  CudnnPlanStore *cudnnPlans = nullptr;
 };
 
 /// "step 3 'conv1' (kiln.conv)": how every message names a step.

@@ -2,6 +2,8 @@
 
 #include "runtime/engine/TimingCache.h"
 
+#include "runtime/plan/AtomicFile.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -11,7 +13,6 @@
 #include <system_error>
 #include <vector>
 
-#include <unistd.h>
 
 namespace kiln::runtime {
 namespace {
@@ -226,29 +227,8 @@ void TimingCache::load(const std::string &path, const Warn &warn) {
 
 Status TimingCache::save(const std::string &path) const {
   std::string text = serialize();
-  // A per-process temporary name: two processes saving at once each rename a whole file.
-  std::string tmp = path + ".tmp." + std::to_string(static_cast<unsigned long>(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      return Status(StatusCode::kInvalidArgument,
-                    "timing cache " + path + ": cannot write '" + tmp + "'; check that the directory exists and is writable");
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      return Status(StatusCode::kResourceExhausted, "timing cache " + path + ": writing '" + tmp + "' failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    return Status(StatusCode::kInvalidArgument, "timing cache " + path + ": cannot replace the file: " + ec.message());
-  }
-  return Status::ok();
+  return plan::writeFileAtomically(
+      path, std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(text.data()), text.size()), "timing cache");
 }
 
 std::optional<TunedAlgorithm> TimingCache::find(const std::string &key) const {

@@ -56,7 +56,7 @@ struct TuningResources {
   DeviceBuffer arena, workspace;
   DeviceResources res;
 
-  Status create(const Engine::State &engine, uint64_t workspaceLimit) {
+  Status create(const Engine::State &engine, uint64_t workspaceLimit, CudnnPlanStore *cudnnPlans) {
     auto s = createStream("the tuner");
     if (!s.isOk())
       return s.status();
@@ -80,7 +80,8 @@ struct TuningResources {
     if (!w.isOk())
       return w.status();
     workspace = std::move(w).value();
-    res = DeviceResources{stream.get(), dnn, lt, arena.data(), engine.weights.data(), workspace.data(), workspace.bytes()};
+    res = DeviceResources{stream.get(), dnn, lt, arena.data(), engine.weights.data(), workspace.data(),
+                          workspace.bytes(), /*cudnnGraphs=*/nullptr, cudnnPlans};
     return Status::ok();
   }
 };
@@ -93,6 +94,7 @@ Status tuneEngine(Engine::State &engine, Runtime::State &runtime) {
   engine.algorithms.assign(plan.steps.size(), std::nullopt);
   engine.workspaceBytes = 0;
   engine.stats = {};
+  CudnnPlanStore::Counts plansBefore = runtime.cudnnPlans->counts();
 
   // Distinct problems in step order (so progress and timings are reproducible).
   std::vector<Problem> problems;
@@ -138,7 +140,7 @@ Status tuneEngine(Engine::State &engine, Runtime::State &runtime) {
     return Status::ok();
 
   TuningResources tr;
-  KILN_RETURN_IF_ERROR(tr.create(engine, limit));
+  KILN_RETURN_IF_ERROR(tr.create(engine, limit, runtime.cudnnPlans.get()));
 
   // Cache hits first (cheap checks), then the problems that need timing, counted for progress.
   std::vector<std::optional<TunedAlgorithm>> chosen(problems.size());
@@ -183,9 +185,19 @@ Status tuneEngine(Engine::State &engine, Runtime::State &runtime) {
       engine.algorithms[s] = chosen[i];
     engine.workspaceBytes = std::max(engine.workspaceBytes, chosen[i]->workspaceBytes);
   }
+  CudnnPlanStore::Counts plansAfter = runtime.cudnnPlans->counts();
+  engine.stats.cudnnPlansLoaded = plansAfter.loaded - plansBefore.loaded;
+  engine.stats.cudnnPlansStored = plansAfter.stored - plansBefore.stored;
+  engine.stats.cudnnPlansUnstorable = plansAfter.unstorable - plansBefore.unstorable;
+  std::string plans;
+  if (plansAfter.loaded + plansAfter.stored + plansAfter.unstorable !=
+      plansBefore.loaded + plansBefore.stored + plansBefore.unstorable)
+    plans = "; cuDNN plans: " + std::to_string(engine.stats.cudnnPlansLoaded) + " loaded, " +
+            std::to_string(engine.stats.cudnnPlansStored) + " built and stored, " +
+            std::to_string(engine.stats.cudnnPlansUnstorable) + " built (not serializable)";
   runtime.progress("tuned " + std::to_string(engine.stats.tuned) + " problems, " +
                    std::to_string(engine.stats.fromCache) + " from the timing cache; workspace " +
-                   std::to_string(engine.workspaceBytes) + " bytes per context");
+                   std::to_string(engine.workspaceBytes) + " bytes per context" + plans);
 
   if (engine.stats.tuned > 0 && !runtime.options.timingCachePath.empty()) {
     std::lock_guard<std::mutex> lock(runtime.saveMutex);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/plan/AtomicFile.h"
 #include "runtime/plan/Checksum.h"
 #include "runtime/plan/Plan.h"
 #include "runtime/plan/PlanFormat.h"
@@ -187,13 +188,6 @@ StatusOr<Plan> decodePlan(std::span<const uint8_t> bytes, const std::string &ori
   return plan;
 }
 
-Status ioError(const std::string &what, const std::string &path, int error) {
-  StatusCode code = error == ENOENT ? StatusCode::kNotFound
-                    : (error == ENOSPC || error == EDQUOT) ? StatusCode::kResourceExhausted
-                                                           : StatusCode::kInvalidArgument;
-  return Status(code, what + " '" + path + "': " + std::strerror(error));
-}
-
 /// Closes a descriptor on every path out of a function.
 struct FdCloser {
   int fd;
@@ -202,19 +196,6 @@ struct FdCloser {
       ::close(fd);
   }
 };
-
-/// 0, or the errno of the failed write.
-int writeAll(int fd, std::span<const uint8_t> bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return n < 0 ? errno : EIO;
-    bytes = bytes.subspan(static_cast<size_t>(n));
-  }
-  return 0;
-}
 
 } // namespace
 
@@ -257,34 +238,7 @@ Status writePlanFile(const Plan &plan, const std::string &path) {
     return Status(s.code(), "refusing to write plan '" + path + "': " + s.message());
   std::vector<uint8_t> bytes = serializePlan(plan);
 
-  // Write next to the destination and rename: readers never see a half-written plan, and a
-  // failed write leaves an existing file untouched. O_EXCL with a per-process counter keeps
-  // concurrent writers in one directory from sharing a temporary.
-  static std::atomic<uint64_t> counter{0};
-  std::string temp;
-  int fd = -1;
-  for (int attempt = 0; fd < 0; ++attempt) {
-    temp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && (errno != EEXIST || attempt > 100))
-      return ioError("cannot create a temporary file for plan", path, errno);
-  }
-  // fsync before rename, so a crash cannot leave a renamed but empty file behind.
-  int error = writeAll(fd, bytes);
-  if (error == 0 && ::fsync(fd) != 0)
-    error = errno;
-  if (::close(fd) != 0 && error == 0)
-    error = errno;
-  if (error != 0) {
-    ::unlink(temp.c_str());
-    return ioError("cannot write plan", path, error);
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    error = errno;
-    ::unlink(temp.c_str());
-    return ioError("cannot move the written plan into place as", path, error);
-  }
-  return Status::ok();
+  return writeFileAtomically(path, bytes, "plan");
 }
 
 StatusOr<Plan> parsePlan(std::span<const uint8_t> bytes, const std::string &origin) {

@@ -2,6 +2,9 @@
 
 #include "tests/gpu/GpuTestSupport.h"
 
+#include "runtime/engine/CudnnGraph.h"
+#include "runtime/engine/CudnnPlanStore.h"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -96,6 +99,107 @@ TEST_F(TuningCacheTest, SecondLoadTakesEverythingFromTheFile) {
   EXPECT_EQ(runOnce(*ctx2, *engine2, inputs())[3], first); // the same algorithm, the same bits
   EXPECT_EQ(readFile(path), text) << "a load that tuned nothing leaves the file alone";
   std::filesystem::remove(path);
+}
+
+/// A channels-last conv with bias, residual and hard-swish: a cuDNN graph whose epilogue
+/// runtime-fusion engines compile at build time.
+plan::Plan fusedConv(PlanBuilder b) {
+  plan::ConvStep c;
+  c.math = plan::MathMode::TF32;
+  c.channelsLast = true;
+  c.xShape = {2, 8, 10, 10};
+  c.wShape = {16, 8, 3, 3};
+  c.yShape = {2, 16, 10, 10};
+  c.pads = {1, 1};
+  c.strides = {1, 1};
+  c.dilations = {1, 1};
+  c.activation = plan::Activation::HardSwish;
+  c.x = b.input("x", {2, 10, 10, 8});
+  c.residual = b.input("r", {2, 10, 10, 16});
+  c.w = b.weights("w", randomVector(16 * 3 * 3 * 8, 5), {16, 3, 3, 8});
+  c.bias = b.weights("b", randomVector(16, 6), {16});
+  c.y = b.output("y", {2, 10, 10, 16});
+  b.step("conv", "kiln.conv", c);
+  return b.build();
+}
+
+TEST_F(TuningCacheTest, AWarmLoadBuildsNoCuDnnPlan) {
+  if (!runtime::cudnnFrontendAvailable())
+    GTEST_SKIP() << "built without the cuDNN frontend";
+  std::filesystem::path path = cachePath("plan-store");
+  std::filesystem::path store = runtime::CudnnPlanStore::directoryFor(path.string());
+  std::filesystem::remove(path);
+  std::filesystem::remove_all(store);
+  std::vector<std::vector<float>> in = {randomVector(2 * 8 * 100, 7), randomVector(2 * 16 * 100, 8)};
+  TuningStats cold;
+  std::vector<float> first;
+  {
+    auto rt = makeRuntime(path.string());
+    ASSERT_NE(rt, nullptr);
+    auto engine = load(fusedConv(builder()), rt.get());
+    ASSERT_NE(engine, nullptr);
+    cold = engine->tuningStats();
+    EXPECT_EQ(cold.tuned, 1u);
+    std::vector<std::string> algorithms = engine->stepAlgorithms();
+    ASSERT_FALSE(algorithms.empty());
+    EXPECT_EQ(algorithms[0].rfind("graph engine=", 0), 0u) << "the fused conv reports its cuDNN engine";
+    // The chosen engine's plan was built once more after timing: stored, or not serializable.
+    EXPECT_EQ(cold.cudnnPlansStored + cold.cudnnPlansUnstorable, 1u) << "the tuner rebuilds its choice once";
+    auto ctx = context(*engine);
+    ASSERT_NE(ctx, nullptr);
+    first = runOnce(*ctx, *engine, in)[0];
+  }
+  size_t files = 0;
+  if (std::filesystem::exists(store))
+    for (auto &entry : std::filesystem::directory_iterator(store))
+      files += entry.path().extension() == ".plan";
+  EXPECT_EQ(files, cold.cudnnPlansStored ? 1u : 0u);
+  std::printf("cold load: %u plans stored, %u not serializable\n", cold.cudnnPlansStored, cold.cudnnPlansUnstorable);
+
+  // Another process: the timing cache and the plan store are warm, so nothing is compiled.
+  auto rt2 = makeRuntime(path.string());
+  ASSERT_NE(rt2, nullptr);
+  auto engine2 = load(fusedConv(builder()), rt2.get());
+  ASSERT_NE(engine2, nullptr);
+  TuningStats warm = engine2->tuningStats();
+  EXPECT_EQ(warm.tuned, 0u);
+  EXPECT_EQ(warm.cudnnPlansStored, 0u) << "a warm load compiles no cuDNN kernel";
+  EXPECT_EQ(warm.cudnnPlansLoaded, files);
+  auto ctx2 = context(*engine2);
+  ASSERT_NE(ctx2, nullptr);
+  EXPECT_EQ(runOnce(*ctx2, *engine2, in)[0], first) << "the loaded plan computes the same bits";
+
+  // A damaged plan file is reported, rebuilt and replaced; the engine still runs.
+  if (files) {
+    for (auto &entry : std::filesystem::directory_iterator(store)) {
+      std::string text = readFile(entry.path());
+      std::ofstream(entry.path(), std::ios::binary | std::ios::trunc) << text.substr(0, text.size() / 2) << "garbage";
+    }
+    progress_.clear();
+    auto rt3 = makeRuntime(path.string());
+    ASSERT_NE(rt3, nullptr);
+    auto engine3 = load(fusedConv(builder()), rt3.get());
+    ASSERT_NE(engine3, nullptr);
+    EXPECT_TRUE(progressContains("building the plan again"));
+    EXPECT_EQ(engine3->tuningStats().cudnnPlansStored, 1u);
+    auto ctx3 = context(*engine3);
+    ASSERT_NE(ctx3, nullptr);
+    EXPECT_EQ(runOnce(*ctx3, *engine3, in)[0], first);
+  }
+  std::filesystem::remove(path);
+  std::filesystem::remove_all(store);
+}
+
+TEST_F(TuningCacheTest, EachLibraryStepReportsItsAlgorithm) {
+  auto engine = load(threeProblems(builder()));
+  ASSERT_NE(engine, nullptr);
+  std::vector<std::string> algorithms = engine->stepAlgorithms();
+  ASSERT_EQ(algorithms.size(), 4u);
+  for (int gemm : {0, 1, 2})
+    EXPECT_EQ(algorithms[gemm].rfind("gemm algo=", 0), 0u) << algorithms[gemm];
+  EXPECT_EQ(algorithms[0], algorithms[1]) << "one problem, one choice";
+  EXPECT_EQ(algorithms[3].rfind("conv algo=", 0), 0u) << algorithms[3];
+  EXPECT_NE(algorithms[3].find(" ws="), std::string::npos) << algorithms[3];
 }
 
 TEST_F(TuningCacheTest, SameRuntimeRemembersWithoutAFile) {

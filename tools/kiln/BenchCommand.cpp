@@ -39,8 +39,35 @@ double percentile(std::vector<double> values, double p) {
   return values[std::min(index, values.size() - 1)];
 }
 
-/// The slowest steps and the time by op, from one profiled pass.
-int printProfile(const std::string &planPath, ExecutionContext &context, llvm::raw_ostream &os) {
+/// A step's library algorithm as the profile shows it: the timing-cache text without its
+/// workspace size; a cuBLASLt algorithm is 64 opaque bytes, so just "cublasLt".
+std::string algorithmLabel(llvm::StringRef algorithm) {
+  if (algorithm.empty())
+    return "";
+  if (algorithm.starts_with("gemm "))
+    return "cublasLt";
+  llvm::StringRef text = algorithm.split(" ws=").first;
+  if (text.consume_front("graph "))
+    return ("cudnn graph " + text).str();
+  if (text.consume_front("conv "))
+    return ("cudnn legacy " + text).str();
+  return text.str();
+}
+
+/// How many steps run with each library algorithm (label -> count), e.g. the cuDNN engines the
+/// channels-last convolutions chose.
+std::map<std::string, int64_t> countAlgorithms(const std::vector<std::string> &algorithms) {
+  std::map<std::string, int64_t> counts;
+  for (const std::string &algorithm : algorithms)
+    if (!algorithm.empty())
+      ++counts[algorithmLabel(algorithm)];
+  return counts;
+}
+
+/// The slowest steps (with their library algorithm) and the time by op, from one profiled pass.
+int printProfile(const std::string &planPath, const Session &session, llvm::raw_ostream &os) {
+  ExecutionContext &context = *session.context;
+  std::vector<std::string> algorithms = session.engine->stepAlgorithms();
   auto plan = plan::readPlanFile(planPath);
   if (!plan.isOk()) {
     llvm::errs() << "kiln bench: error: " << plan.status().message() << "\n";
@@ -61,9 +88,11 @@ int printProfile(const std::string &planPath, ExecutionContext &context, llvm::r
   os << "  slowest steps:\n";
   for (size_t i = 0; i < std::min<size_t>(10, order.size()); ++i) {
     const plan::Step &step = steps[order[i]];
-    os << llvm::format("    %8.3f ms %5.1f%%  step %-4zu %-9s %-22s %s\n", times[order[i]],
+    std::string algorithm = order[i] < algorithms.size() ? algorithmLabel(algorithms[order[i]]) : "";
+    os << llvm::format("    %8.3f ms %5.1f%%  step %-4zu %-9s %-22s %s", times[order[i]],
                        100 * times[order[i]] / std::max(total, 1e-9), order[i], plan::stepRunner(step).data(), step.op.c_str(),
-                       step.name.c_str());
+                       step.name.c_str())
+       << (algorithm.empty() ? "" : "  [" + algorithm + "]") << "\n";
   }
   std::map<std::string, std::pair<double, int>> byOp;
   for (size_t i = 0; i < times.size(); ++i) {
@@ -113,13 +142,13 @@ int BenchCommand::run() {
   const SessionOptions &options = *parsed;
   if (iterations < 1 || warmup < 0)
     return usageError(iterations < 1 ? "--iterations needs a count >= 1" : "--warmup needs a count >= 0");
-  // Load time: the plan read, weights uploaded, every library step tuned (or taken from the
-  // timing cache) and the execution context built with its CUDA graph.
-  auto loadStart = std::chrono::steady_clock::now();
   std::unique_ptr<Session> session = openSession(prefix(), options);
   if (!session)
     return kExitFailure;
-  double loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
+  // Load time: the plan read, weights uploaded, every library step tuned (or taken from the
+  // timing cache) and the execution context built with its CUDA graph; reading the --input
+  // files is reported apart (a batch-256 image input is 150 MB of .npy).
+  double loadSeconds = session->loadSeconds();
   for (int64_t w = 0; w < warmup; ++w)
     if (Status status = session->context->run(); !status.isOk())
       return failure(status.message());
@@ -159,10 +188,21 @@ int BenchCommand::run() {
                                {"copy_share", copyShare},
                                {"tuned", tuning.tuned},
                                {"tuned_from_cache", tuning.fromCache},
-                               {"load_s", loadSeconds}};
+                               {"cudnn_plans_loaded", tuning.cudnnPlansLoaded},
+                               {"cudnn_plans_stored", tuning.cudnnPlansStored},
+                               {"cudnn_plans_unstorable", tuning.cudnnPlansUnstorable},
+                               {"load_s", loadSeconds},
+                               {"load_runtime_s", session->runtimeSeconds},
+                               {"load_engine_s", session->engineSeconds},
+                               {"load_context_s", session->contextSeconds},
+                               {"inputs_s", session->inputSeconds}};
+    llvm::json::Object algorithmCounts;
+    for (const auto &[label, count] : countAlgorithms(session->engine->stepAlgorithms()))
+      algorithmCounts[label] = count;
+    figures["algorithms"] = std::move(algorithmCounts);
     llvm::outs() << llvm::json::Value(std::move(figures)) << "\n";
     // The profile goes to stderr so stdout stays one JSON object.
-    return profile ? printProfile(options.plan, *session->context, llvm::errs()) : kExitOk;
+    return profile ? printProfile(options.plan, *session, llvm::errs()) : kExitOk;
   }
   llvm::outs() << "bench " << options.plan << ": " << iterations << " runs after " << warmup << " warm-up, batch "
                << batch << (options.useCudaGraph ? ", CUDA graph" : ", no graph") << "\n"
@@ -172,10 +212,21 @@ int BenchCommand::run() {
                                "   copies %.0f%%\n",
                                mh2d, mcompute, md2h, 100 * copyShare)
                << "  tuning: " << tuning.tuned << " problems timed at load, " << tuning.fromCache
-               << " from the timing cache\n"
-               << llvm::format("  load %.2f s (plan, weights, tuning, context)\n", loadSeconds);
+               << " from the timing cache; cuDNN plans " << tuning.cudnnPlansLoaded << " loaded, "
+               << tuning.cudnnPlansStored << " built and stored, " << tuning.cudnnPlansUnstorable
+               << " built (not serializable)\n"
+               << llvm::format("  load %.2f s: CUDA runtime %.2f s, engine (plan, weights, kernels, algorithms) %.2f s, "
+                               "context %.2f s; inputs read in %.2f s\n",
+                               loadSeconds, session->runtimeSeconds, session->engineSeconds, session->contextSeconds,
+                               session->inputSeconds);
+  std::map<std::string, int64_t> algorithmCounts = countAlgorithms(session->engine->stepAlgorithms());
+  if (!algorithmCounts.empty()) {
+    llvm::outs() << "  library algorithms (steps x algorithm):\n";
+    for (const auto &[label, count] : algorithmCounts)
+      llvm::outs() << llvm::format("    %4lld x ", (long long)count) << label << "\n";
+  }
   if (profile)
-    return printProfile(options.plan, *session->context, llvm::outs());
+    return printProfile(options.plan, *session, llvm::outs());
   return kExitOk;
 }
 

@@ -6,6 +6,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <random>
 
@@ -30,8 +31,9 @@ SessionFlags::SessionFlags(cl::SubCommand &sub, Categories &categories)
       inputs(sub, categories),
       timingCache("timing-cache", cl::value_desc("file"),
                   cl::desc("Where tuned cuDNN/cuBLASLt choices are kept (default\n"
-                                 "$XDG_CACHE_HOME/kiln/timing_cache.txt or ~/.cache/kiln/...;\n"
-                                 "'none' tunes in memory only)"),
+                                 "$XDG_CACHE_HOME/kiln/timing_cache.txt or ~/.cache/kiln/...),\n"
+                                 "compiled cuDNN plans beside it in <stem>.cudnn-plans/;\n"
+                                 "'none' tunes and compiles in memory only"),
                   cl::sub(sub), cl::cat(categories.runtime)),
       noGraph("no-graph", cl::desc("Run the steps one by one instead of replaying a CUDA graph"),
               cl::sub(sub), cl::cat(categories.runtime)),
@@ -67,20 +69,29 @@ std::unique_ptr<Session> openSession(const std::string &prefix, const SessionOpt
       llvm::errs() << prefix << ": " << line << "\n";
     };
   auto session = std::make_unique<Session>();
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  Clock::time_point phase = Clock::now();
   auto runtime = Runtime::create(runtimeOptions);
   if (!runtime.isOk())
     return fail(runtime.status());
   session->runtime = std::move(runtime.value());
+  session->runtimeSeconds = since(phase);
+  phase = Clock::now();
   auto engine = session->runtime->loadEngine(options.plan);
   if (!engine.isOk())
     return fail(engine.status());
   session->engine = std::move(engine.value());
+  session->engineSeconds = since(phase);
+  phase = Clock::now();
   ContextOptions contextOptions;
   contextOptions.useCudaGraph = options.useCudaGraph;
   auto context = session->engine->createContext(contextOptions);
   if (!context.isOk())
     return fail(context.status());
   session->context = std::move(context.value());
+  session->contextSeconds = since(phase);
+  phase = Clock::now();
 
   std::mt19937_64 rng(options.seed);
   std::map<std::string, std::string> unused = options.inputFiles;
@@ -109,6 +120,7 @@ std::unique_ptr<Session> openSession(const std::string &prefix, const SessionOpt
   if (!unused.empty())
     return fail(Status(runtime::StatusCode::kInvalidArgument,
                        "--input names '" + unused.begin()->first + "', which is not an input of the plan"));
+  session->inputSeconds = since(phase);
   return session;
 }
 

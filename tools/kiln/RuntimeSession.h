@@ -50,6 +50,12 @@ struct Session {
   std::unique_ptr<Runtime> runtime;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<ExecutionContext> context;
+  // Seconds spent opening it: the CUDA runtime and device, loading the plan into an engine
+  // (weights, kernels, algorithms), the context (cuDNN graphs, CUDA graph capture).
+  double runtimeSeconds = 0, engineSeconds = 0, contextSeconds = 0;
+  // Reading (or drawing) the inputs and copying them into the context: not part of the load.
+  double inputSeconds = 0;
+  double loadSeconds() const { return runtimeSeconds + engineSeconds + contextSeconds; }
 };
 
 /// Loads the plan, creates one context and sets every input (from its file or random).
