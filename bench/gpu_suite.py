@@ -9,9 +9,10 @@ meanwhile, then per precision
   accuracy  `kiln run` against onnxruntime: max relative error (max |kiln - ort| / max |ort|) and
             cosine similarity, worst over outputs; bounds fp32 1e-3, tf32 1e-2, bf16 3e-2,
             fp16 1e-2, cosine >= 0.999 for bf16/fp16
-  kiln      `kiln bench --json --profile`: compute_ms is Kiln's GPU time (CUDA events around the
+  kiln      `kiln bench --json`: compute_ms is Kiln's GPU time (CUDA events around the
             CUDA-graph replay of each request), median_ms the whole request (pinned host input
-            -> GPU -> host output); the per-step profile is kept with the row
+            -> GPU -> host output); then `kiln profile --json`: the bottleneck step with its
+            share, the slowest steps and the time by op are kept with the row
   compile   torch.compile(mode="reduce-overhead") of the same model at the same precision:
             fp32 (TF32 off), tf32 (TF32 on for matmul and cuDNN), bf16/fp16 (weights and float
             inputs in that dtype; channels_last model and image for the CNNs). GPU time: inputs
@@ -211,12 +212,10 @@ def torch_rows(opts, name, model, inputs, reference, rows, device):
 # Kiln side
 
 def kiln_bench(opts, plan, input_args, row):
-    """`kiln bench --json --profile` into the row (GPU time = compute_ms)."""
-    code, out, err, _ = km.run_kiln(opts.kiln, ["bench", plan, "--json", "--quiet", "--profile", "--iterations",
+    """`kiln bench --json` into the row (GPU time = compute_ms)."""
+    code, out, err, _ = km.run_kiln(opts.kiln, ["bench", plan, "--json", "--quiet", "--iterations",
                                                 str(opts.iterations), "--warmup", str(opts.warmup),
                                                 "--timing-cache", opts.timing_cache] + input_args, opts.step_timeout)
-    # The per-step profile (stderr): the slowest steps and the time by op, kept with the row.
-    row["kiln_profile"] = [line.rstrip() for line in err.splitlines() if line.startswith(("profile", "  "))][:30]
     if code != 0:
         row["error"] = f"bench (exit {code}): {km.error_tail(err)}"
         return
@@ -241,6 +240,27 @@ def kiln_bench(opts, plan, input_args, row):
                 "kiln_algorithms": kiln.get("algorithms")})
 
 
+def kiln_profile(opts, plan, input_args, row):
+    """`kiln profile --json` into the row: the bottleneck, the slowest steps, the time by op."""
+    code, out, err, _ = km.run_kiln(opts.kiln, ["profile", plan, "--json", "--quiet", "--top", "0",
+                                                "--timing-cache", opts.timing_cache] + input_args, opts.step_timeout)
+    if code != 0:
+        row["kiln_profile_error"] = f"profile (exit {code}): {km.error_tail(err)}"
+        return
+    try:
+        profile = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        row["kiln_profile_error"] = f"profile: no JSON in its output: {out.strip()[-200:]}"
+        return
+    keep = ("index", "name", "op", "algorithm", "ms", "share", "tflops", "gbs", "compute_fraction",
+            "memory_fraction", "bound")
+    slowest = sorted(profile["steps"], key=lambda s: -s["ms"])[:10]
+    row["kiln_profile"] = {"bottleneck": profile.get("bottleneck"), "steps_ms": profile["steps_ms"],
+                           "steps": len(profile["steps"]), "device": profile["device"],
+                           "slowest": [{k: s[k] for k in keep} for s in slowest],
+                           "by_op": [{k: g[k] for k in ("op", "ms", "share")} for g in profile["by_op"][:8]]}
+
+
 def kiln_rows(opts, tag, feeds, compile_job, reference, output_names, rows, device):
     """Accuracy and timing of each precision's plan, into its row."""
     compiled = compile_job.wait()
@@ -263,6 +283,7 @@ def kiln_rows(opts, tag, feeds, compile_job, reference, output_names, rows, devi
             continue
         error = row.pop("error", None)
         kiln_bench(opts, plan, input_args, row)
+        kiln_profile(opts, plan, input_args, row)
         if error:  # an accuracy miss stays the row's error, timing or not
             row["error"] = error + ("; " + row["error"] if "error" in row else "")
 
@@ -328,6 +349,15 @@ def remove_model_files(work_dir, tag):
 # ---------------------------------------------------------------------------------------------
 # Reporting
 
+def print_bottlenecks(rows):
+    """Each row's slowest step (`kiln profile`): what to work on next."""
+    for r in rows:
+        b = (r.get("kiln_profile") or {}).get("bottleneck")
+        if b:
+            print(f"bottleneck {r['model']} b{r['batch']} {r['precision']}: step {b['index']} {b['name']} "
+                  f"({b['op']}) {b['ms']:.3f} ms, {100 * b['share']:.1f}% of the step time, {b['bound']}-bound")
+
+
 def print_table(rows, eager=False):
     def f(r, key, spec):
         """The figure in spec, or '-' as wide, so that columns stay aligned."""
@@ -391,6 +421,7 @@ def merge(opts):
                                                   r["batch"], PRECISIONS.index(r["precision"])
                                                   if r["precision"] in PRECISIONS else 9))
     print_table(rows, eager=any("eager_gpu_ms" in r for r in rows))
+    print_bottlenecks(rows)
     path = results_path(opts.results_dir, header.get("date", "merged"), header.get("gpu", "gpu"), opts.tag)
     write_results(path, header, rows, complete=True)
     log(f"wrote {path}")
@@ -468,6 +499,7 @@ def main(argv=None):
     write_results(path, dict(header, not_run=not_run, seconds=round(time.perf_counter() - started)), rows,
                   complete=not not_run)
     print_table(rows, eager=opts.eager)
+    print_bottlenecks(rows)
     if not_run:
         print(f"not run (--max-seconds): {', '.join(not_run)}")
     log(f"wrote {path}")

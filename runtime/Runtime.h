@@ -71,6 +71,17 @@ struct TensorDesc {
   uint64_t bytes = 0;
 };
 
+/// The GPU's peak rates (runtime/engine/DevicePeaks.h): what `kiln profile` compares a step's
+/// achieved TFLOP/s and GB/s with. A FLOP peak is 0 where the architecture is not known.
+struct DevicePeaks {
+  int smCount = 0;
+  double smClockGHz = 0;
+  double memoryGBs = 0;  // DRAM bandwidth
+  double fp32Tflops = 0; // CUDA cores
+  double tf32Tflops = 0; // tensor cores, dense
+  double halfTflops = 0; // bf16/fp16 tensor cores, dense, fp32 accumulation
+};
+
 /// What the engine load did with its conv/gemm problems (distinct problems, not steps).
 struct TuningStats {
   uint32_t tuned = 0;     // timed on the device at this load
@@ -202,6 +213,8 @@ public:
   const plan::TargetInfo &target() const;
   /// "NVIDIA H200" and the like.
   const std::string &deviceName() const;
+  /// The device's peak FLOP rates and memory bandwidth.
+  StatusOr<DevicePeaks> devicePeaks() const;
 
   struct State;
 

@@ -1,5 +1,6 @@
 //===- Runtime.cpp - device selection, plan loading, engines ---------------===//
 
+#include "runtime/engine/DevicePeaks.h"
 #include "runtime/engine/EngineState.h"
 
 #include <chrono>
@@ -17,6 +18,12 @@ Runtime::~Runtime() = default;
 
 const plan::TargetInfo &Runtime::target() const { return state_->target; }
 const std::string &Runtime::deviceName() const { return state_->deviceName; }
+StatusOr<DevicePeaks> Runtime::devicePeaks() const {
+  auto facts = runtime::queryDeviceFacts(state_->options.deviceOrdinal);
+  if (!facts.isOk())
+    return facts.status();
+  return runtime::peaksFor(facts.value());
+}
 
 StatusOr<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions &options) {
   int count = 0;

@@ -18,6 +18,8 @@ std::unique_ptr<Command> makeCompileCommand(Categories &categories);
 std::unique_ptr<Command> makeRunCommand(Categories &categories);
 /// `kiln bench`: latency, throughput and the copy/compute split of a plan on the GPU.
 std::unique_ptr<Command> makeBenchCommand(Categories &categories);
+/// `kiln profile`: per-step time, achieved TFLOP/s and GB/s against the GPU's peaks, bottlenecks.
+std::unique_ptr<Command> makeProfileCommand(Categories &categories);
 /// `kiln inspect`: what a plan holds (text or JSON).
 std::unique_ptr<Command> makeInspectCommand(Categories &categories);
 

@@ -27,7 +27,8 @@ int main(int argc, char **argv) {
   Categories categories;
   std::unique_ptr<Command> commands[] = {makeImportCommand(categories),  makeEvalCommand(categories),
                                          makeCompileCommand(categories), makeRunCommand(categories),
-                                         makeBenchCommand(categories),   makeInspectCommand(categories)};
+                                         makeBenchCommand(categories),   makeProfileCommand(categories),
+                                         makeInspectCommand(categories)};
 
   // `kiln <command> --help` starts with that command's prose. llvm::cl takes the subcommand
   // from the first argument in the same way: a word that names one.

@@ -6,6 +6,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <random>
@@ -122,6 +123,44 @@ std::unique_ptr<Session> openSession(const std::string &prefix, const SessionOpt
                        "--input names '" + unused.begin()->first + "', which is not an input of the plan"));
   session->inputSeconds = since(phase);
   return session;
+}
+
+double percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  if (values.empty())
+    return 0;
+  size_t index = static_cast<size_t>(p * (values.size() - 1) + 0.5);
+  return values[std::min(index, values.size() - 1)];
+}
+
+double RequestTimes::copyShare() const {
+  return (hostToDeviceMs + deviceToHostMs) / std::max(1e-9, hostToDeviceMs + computeMs + deviceToHostMs);
+}
+
+StatusOr<RequestTimes> timeRequests(ExecutionContext &context, int64_t warmup, int64_t iterations) {
+  for (int64_t w = 0; w < warmup; ++w)
+    if (Status status = context.run(); !status.isOk())
+      return status;
+  std::vector<double> total, h2d, compute, d2h;
+  for (int64_t it = 0; it < iterations; ++it) {
+    auto start = std::chrono::steady_clock::now();
+    auto timing = context.runTimed();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!timing.isOk())
+      return timing.status();
+    total.push_back(ms);
+    h2d.push_back(timing.value().hostToDeviceMs);
+    compute.push_back(timing.value().computeMs);
+    d2h.push_back(timing.value().deviceToHostMs);
+  }
+  RequestTimes times;
+  times.medianMs = percentile(total, 0.5);
+  times.p90Ms = percentile(total, 0.9);
+  times.p99Ms = percentile(total, 0.99);
+  times.hostToDeviceMs = percentile(h2d, 0.5);
+  times.computeMs = percentile(compute, 0.5);
+  times.deviceToHostMs = percentile(d2h, 0.5);
+  return times;
 }
 
 } // namespace kiln::cli

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kiln::cli {
 
@@ -57,6 +58,21 @@ struct Session {
   double inputSeconds = 0;
   double loadSeconds() const { return runtimeSeconds + engineSeconds + contextSeconds; }
 };
+
+/// Whole requests timed back to back (`kiln bench`, `kiln profile`): host-clock latency
+/// percentiles and the median of each phase by CUDA events.
+struct RequestTimes {
+  double medianMs = 0, p90Ms = 0, p99Ms = 0;
+  double hostToDeviceMs = 0, computeMs = 0, deviceToHostMs = 0;
+  /// The copies' share of the median request's device time.
+  double copyShare() const;
+};
+
+/// `warmup` untimed runs, then `iterations` (>= 1) timed synchronous requests.
+StatusOr<RequestTimes> timeRequests(ExecutionContext &context, int64_t warmup, int64_t iterations);
+
+/// The value at quantile p (0..1) of `values` (nearest rank; 0 when empty).
+double percentile(std::vector<double> values, double p);
 
 /// Loads the plan, creates one context and sets every input (from its file or random).
 /// Progress and errors are printed after `prefix` ("kiln run"); nullptr after an error.

@@ -8,6 +8,7 @@
 // RUN: kiln eval --help | FileCheck %s --check-prefixes=EVAL,PIPELINE
 // RUN: kiln run --help | FileCheck %s --check-prefix=EXEC
 // RUN: kiln bench --help | FileCheck %s --check-prefix=BENCH
+// RUN: kiln profile --help | FileCheck %s --check-prefix=PROFILE
 // RUN: kiln inspect --help | FileCheck %s --check-prefix=INSPECT
 // RUN: kiln --version | FileCheck %s --check-prefix=VERSION
 // RUN: kiln compile --version | FileCheck %s --check-prefix=VERSION
@@ -18,6 +19,7 @@
 // MAIN: eval    - Run a model (ONNX or kiln MLIR) on the CPU reference interpreter
 // MAIN: import  - Import an ONNX model
 // MAIN: inspect - Show what a plan file holds
+// MAIN: profile - Where a plan's GPU time goes
 // MAIN: run     - Run a plan once on the GPU
 // MAIN: --help
 // MAIN: --version
@@ -57,12 +59,22 @@
 // EXEC-DAG: --output-dir=<dir>
 // EXEC-DAG: --quiet
 
+// BENCH: times, bottlenecks and achieved FLOP rates: `kiln profile`
 // BENCH: USAGE: kiln bench [options] <model.kiln>
 // BENCH-DAG: --iterations=<n> {{.*}}Timed runs (default 100)
 // BENCH-DAG: --warmup=<n> {{.*}}Untimed runs first (default 10)
 // BENCH-DAG: --json
-// BENCH-DAG: --profile
 // BENCH-DAG: --timing-cache=<file>
+
+// PROFILE: OVERVIEW: Loads the plan like `kiln run`
+// PROFILE: compute or memory (the larger fraction of its peak); when both are under
+// PROFILE: underused
+// PROFILE: USAGE: kiln profile [options] <model.kiln>
+// PROFILE-DAG: --json {{.*}}every step, the groups and the bottleneck
+// PROFILE-DAG: --top=<n>
+// PROFILE-DAG: --passes=<n> {{.*}}(default 5)
+// PROFILE-DAG: --iterations=<n> {{.*}}(default 20)
+// PROFILE-DAG: --timing-cache=<file>
 
 // INSPECT: OVERVIEW: Validates the plan
 // INSPECT: Each step lists the ONNX nodes it covers

@@ -18,6 +18,7 @@
 // RUN: %python %S/Inputs/exit_status.py 2 kiln eval %S/Inputs/tiny_cnn.mlir --input x 2>&1 | FileCheck %s --check-prefix=INPUT
 // RUN: %python %S/Inputs/exit_status.py 2 kiln eval %S/Inputs/tiny_cnn.mlir --seed -3 2>&1 | FileCheck %s --check-prefix=SEED
 // RUN: %python %S/Inputs/exit_status.py 2 kiln bench %t/a.kiln --iterations 0 2>&1 | FileCheck %s --check-prefix=ITERATIONS
+// RUN: %python %S/Inputs/exit_status.py 2 kiln profile %t/a.kiln --passes 0 2>&1 | FileCheck %s --check-prefix=PASSES
 // RUN: %python %S/Inputs/exit_status.py 2 kiln run 2>&1 | FileCheck %s --check-prefix=NO-PLAN
 // RUN: %python %S/Inputs/exit_status.py 2 kiln frobnicate 2>&1 | FileCheck %s --check-prefix=COMMAND
 // RUN: %python %S/Inputs/exit_status.py 2 kiln 2>&1 | FileCheck %s --check-prefix=NO-COMMAND
@@ -42,6 +43,7 @@
 // INPUT: kiln eval: --input 'x' is not name=file.npy
 // SEED: kiln: for the --seed option: '-3' value invalid
 // ITERATIONS: kiln bench: --iterations needs a count >= 1
+// PASSES: kiln profile: --passes needs a count >= 1
 // NO-PLAN: kiln run: no plan given; run 'kiln run --help'
 // COMMAND: Unknown subcommand 'frobnicate'
 // NO-COMMAND: USAGE: kiln [subcommand] [options]
