@@ -211,18 +211,25 @@ def torch_rows(opts, name, model, inputs, reference, rows, device):
 # ---------------------------------------------------------------------------------------------
 # Kiln side
 
+def kiln_json(opts, command, plan, args, input_args, row, error_key):
+    """The JSON object `kiln <command> plan --json` prints, or None with the reason in row[error_key]."""
+    code, out, err, _ = km.run_kiln(opts.kiln, [command, plan, "--json", "--quiet", "--timing-cache",
+                                                opts.timing_cache] + args + input_args, opts.step_timeout)
+    if code != 0:
+        row[error_key] = f"{command} (exit {code}): {km.error_tail(err)}"
+        return None
+    try:
+        return json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        row[error_key] = f"{command}: no JSON in its output: {out.strip()[-200:]}"
+        return None
+
+
 def kiln_bench(opts, plan, input_args, row):
     """`kiln bench --json` into the row (GPU time = compute_ms)."""
-    code, out, err, _ = km.run_kiln(opts.kiln, ["bench", plan, "--json", "--quiet", "--iterations",
-                                                str(opts.iterations), "--warmup", str(opts.warmup),
-                                                "--timing-cache", opts.timing_cache] + input_args, opts.step_timeout)
-    if code != 0:
-        row["error"] = f"bench (exit {code}): {km.error_tail(err)}"
-        return
-    try:
-        kiln = json.loads(out.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        row["error"] = f"bench: no JSON in its output: {out.strip()[-200:]}"
+    kiln = kiln_json(opts, "bench", plan, ["--iterations", str(opts.iterations), "--warmup", str(opts.warmup)],
+                     input_args, row, "error")
+    if kiln is None:
         return
     row.update({"kiln_gpu_ms": kiln["compute_ms"], "kiln_request_ms": kiln["median_ms"],
                 "kiln_request_p90_ms": kiln["p90_ms"], "kiln_copy_share": kiln["copy_share"],
@@ -242,15 +249,8 @@ def kiln_bench(opts, plan, input_args, row):
 
 def kiln_profile(opts, plan, input_args, row):
     """`kiln profile --json` into the row: the bottleneck, the slowest steps, the time by op."""
-    code, out, err, _ = km.run_kiln(opts.kiln, ["profile", plan, "--json", "--quiet", "--top", "0",
-                                                "--timing-cache", opts.timing_cache] + input_args, opts.step_timeout)
-    if code != 0:
-        row["kiln_profile_error"] = f"profile (exit {code}): {km.error_tail(err)}"
-        return
-    try:
-        profile = json.loads(out.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        row["kiln_profile_error"] = f"profile: no JSON in its output: {out.strip()[-200:]}"
+    profile = kiln_json(opts, "profile", plan, ["--top", "0"], input_args, row, "kiln_profile_error")
+    if profile is None:
         return
     keep = ("index", "name", "op", "algorithm", "ms", "share", "tflops", "gbs", "compute_fraction",
             "memory_fraction", "bound")
