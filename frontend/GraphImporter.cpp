@@ -306,6 +306,27 @@ GraphImporter::importInputTypes(SmallVectorImpl<std::string> &names) {
   return types;
 }
 
+void GraphImporter::nameOnnxValue(llvm::StringRef name, Location nodeLoc) {
+  const ValueEntry *entry = name.empty() ? nullptr : lookup(name);
+  if (!entry || !entry->value)
+    return; // folded to a constant at import: never computed
+  auto result = llvm::dyn_cast<OpResult>(entry->value);
+  // Only an op this node's handler made: an Identity (or a no-op Reshape) hands on a value
+  // another node produced, which keeps that node's name.
+  if (!result || result.getOwner()->getLoc() != nodeLoc)
+    return;
+  Operation *op = result.getOwner();
+  SmallVector<Attribute> names(op->getNumResults(), builder_.getStringAttr(""));
+  if (auto existing = op->getAttrOfType<ArrayAttr>(kOnnxValuesAttr))
+    for (auto [i, attr] : llvm::enumerate(existing))
+      if (i < names.size())
+        names[i] = attr;
+  if (!llvm::cast<StringAttr>(names[result.getResultNumber()]).getValue().empty())
+    return;
+  names[result.getResultNumber()] = builder_.getStringAttr(name);
+  op->setAttr(kOnnxValuesAttr, builder_.getArrayAttr(names));
+}
+
 llvm::Error GraphImporter::importNodes() {
   const OpTable &table = OpTable::get();
   StringAttr file = builder_.getStringAttr(modelName_);
@@ -327,6 +348,7 @@ llvm::Error GraphImporter::importNodes() {
         return ctx.error(llvm::formatv("output {0} ('{1}') is not supported by Kiln's import of "
                                        "this op (it may only be used in training)",
                                        i, node.output(i)));
+      nameOnnxValue(node.output(i), loc);
     }
   }
   return llvm::Error::success();

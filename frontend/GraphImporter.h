@@ -51,6 +51,9 @@ private:
   llvm::Error importInitializers();
   llvm::Expected<llvm::SmallVector<mlir::Type>> importInputTypes(llvm::SmallVectorImpl<std::string> &names);
   llvm::Error importNodes();
+  /// Records on the op that computes ONNX value `name` (made by the node at `nodeLoc`) which
+  /// of its results that value is: kOnnxValuesAttr, the names of its results ("" for none).
+  void nameOnnxValue(llvm::StringRef name, mlir::Location nodeLoc);
 
   mlir::MLIRContext &context_;
   const onnx::ModelProto &model_;

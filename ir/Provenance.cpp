@@ -2,6 +2,7 @@
 
 #include "ir/Provenance.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
@@ -74,6 +75,59 @@ std::optional<std::string> describeNode(mlir::Location loc) {
 
 std::string describeNode(mlir::Operation *op) {
   return describeNode(op->getLoc()).value_or(op->getName().getStringRef().str());
+}
+
+std::string onnxValueName(mlir::Value value) {
+  auto result = llvm::dyn_cast<mlir::OpResult>(value);
+  if (!result)
+    return "";
+  auto attr = result.getOwner()->getAttrOfType<mlir::ArrayAttr>(kOnnxValuesAttr);
+  if (!attr || result.getResultNumber() >= attr.size())
+    return "";
+  auto name = llvm::dyn_cast<mlir::StringAttr>(attr[result.getResultNumber()]);
+  return name ? name.getValue().str() : "";
+}
+
+void setOnnxValueName(mlir::Value value, llvm::StringRef name) {
+  auto result = llvm::dyn_cast<mlir::OpResult>(value);
+  if (!result || name.empty())
+    return;
+  mlir::Operation *op = result.getOwner();
+  mlir::Builder builder(op->getContext());
+  llvm::SmallVector<mlir::Attribute> names(op->getNumResults(), builder.getStringAttr(""));
+  if (auto existing = op->getAttrOfType<mlir::ArrayAttr>(kOnnxValuesAttr))
+    for (auto [i, attr] : llvm::enumerate(existing))
+      if (i < names.size())
+        names[i] = attr;
+  names[result.getResultNumber()] = builder.getStringAttr(name);
+  op->setAttr(kOnnxValuesAttr, builder.getArrayAttr(names));
+}
+
+void clearOnnxValueNames(mlir::Operation *op) { op->removeAttr(kOnnxValuesAttr); }
+
+std::vector<std::string> onnxValueNames(mlir::Operation *op) {
+  std::vector<std::string> names(op->getNumResults());
+  auto nameOf = [](mlir::Value value) { return onnxValueName(value); };
+  if (op->getNumRegions() == 1 && op->getRegion(0).hasOneBlock()) {
+    mlir::Operation *terminator = op->getRegion(0).front().getTerminator();
+    if (terminator && terminator->getNumOperands() == op->getNumResults()) {
+      for (auto [i, yielded] : llvm::enumerate(terminator->getOperands())) {
+        // A group that computes in f32 and stores bf16 yields the cast of the named value:
+        // the same value, rounded.
+        mlir::Value value = yielded;
+        while (mlir::Operation *def = value.getDefiningOp()) {
+          if (def->getName().getStringRef() != "kiln.cast" || !nameOf(value).empty())
+            break;
+          value = def->getOperand(0);
+        }
+        names[i] = nameOf(value);
+      }
+      return names;
+    }
+  }
+  for (auto [i, result] : llvm::enumerate(op->getResults()))
+    names[i] = nameOf(result);
+  return names;
 }
 
 } // namespace kiln

@@ -19,6 +19,11 @@
 
 namespace kiln {
 
+/// The ONNX values an op computes, per result (a StringAttr each, "" for a result that is no
+/// ONNX value): set by the importer on the op that computes a node's output, kept by the
+/// passes on the op that computes it afterwards; `kiln eval --dump` writes the values by name.
+inline constexpr llvm::StringLiteral kOnnxValuesAttr = "kiln.onnx_values";
+
 struct OnnxNode {
   std::string name;   // the node's name (the importer names unnamed nodes "<OpType>_<index>")
   std::string opType; // e.g. "Conv"; empty when the location does not say
@@ -38,6 +43,20 @@ std::string nodeName(mlir::Operation *op);
 /// first), in order, each once: the nodes a fused op (a kiln.fusion_group, a kiln.attention)
 /// covers. Empty without provenance.
 std::vector<std::string> nodeNames(mlir::Location loc);
+
+/// The ONNX value each result of `op` is (kOnnxValuesAttr), "" for a result that is none. An
+/// op with one region (a kiln.fusion_group) computes what its body yields: a result is named
+/// as the op in the body that computes the yielded value names it.
+std::vector<std::string> onnxValueNames(mlir::Operation *op);
+
+/// The ONNX value `value` is (as onnxValueNames names an op result), "" when none.
+std::string onnxValueName(mlir::Value value);
+/// Makes op result `value` ONNX value `name` (nothing for an empty name or a block argument):
+/// a pass that replaces the op computing a value names the op that computes it now. The op
+/// that computed it before is erased or computes something else (then clearOnnxValueNames).
+void setOnnxValueName(mlir::Value value, llvm::StringRef name);
+/// `op` computes no ONNX value any more (it took another op's attributes, say).
+void clearOnnxValueNames(mlir::Operation *op);
 
 /// "node 'conv1' (Conv)" for a location with ONNX provenance: how diagnostics name a node.
 std::optional<std::string> describeNode(mlir::Location loc);

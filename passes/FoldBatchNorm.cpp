@@ -17,6 +17,7 @@
 
 #include "ir/Interpreter/Tensor.h"
 #include "ir/KilnOps.h"
+#include "ir/Provenance.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -136,6 +137,9 @@ struct FoldBatchNormPass : impl::FoldBatchNormBase<FoldBatchNormPass> {
                                  conv.getStridesAttr(), conv.getDilationsAttr(), conv.getPadsAttr(),
                                  conv.getGroupAttr(), conv.getChannelsLastAttr());
     folded->setDiscardableAttrs(conv->getDiscardableAttrDictionary());
+    // The folded conv computes the normalization's output, no longer the conv's.
+    clearOnnxValueNames(folded);
+    setOnnxValueName(folded.getResult(), onnxValueName(norm.getResult()));
     norm.getResult().replaceAllUsesWith(folded.getResult());
     norm.erase();
     conv.erase();
@@ -154,6 +158,7 @@ struct FoldBatchNormPass : impl::FoldBatchNormBase<FoldBatchNormPass> {
     Value shift = constant(builder, loc, rounded(paramType, affine.shift));
     Value product = MulOp::create(builder, loc, type, norm.getInput(), scale).getResult();
     Value sum = AddOp::create(builder, loc, type, product, shift).getResult();
+    setOnnxValueName(sum, onnxValueName(norm.getResult()));
     norm.getResult().replaceAllUsesWith(sum);
     norm.erase();
   }

@@ -18,6 +18,8 @@
 #include "passes/ConstantValues.h"
 #include "passes/LinearLayer.h"
 
+#include "ir/Provenance.h"
+
 #include "ir/KilnOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -93,6 +95,9 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
         return gemm.emitError() << "internal: transposing the weight of a Gemm: " << llvm::toString(std::move(error));
     if (c)
       product = AddOp::create(builder, loc, target, product, c).getResult();
+    // What computes the Gemm's output (or the reshape's after it) now: the add, or the matmul.
+    clearOnnxValueNames(matmul);
+    setOnnxValueName(product, onnxValueName(end));
     end.replaceAllUsesWith(product);
     eraseChain(gemm.getOutput(), end);
     if (b.use_empty())
@@ -143,6 +148,8 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
     Value lhs = ReshapeOp::create(builder, matmul.getLoc(), lhsType, matmul.getLhs()).getResult();
     auto product = MatMulOp::create(builder, matmul.getLoc(), typeOf(end), lhs, matmul.getRhs());
     product->setDiscardableAttrs(matmul->getDiscardableAttrDictionary());
+    clearOnnxValueNames(product); // it computes the reshaped value, not the matmul's
+    setOnnxValueName(product.getResult(), onnxValueName(end));
     end.replaceAllUsesWith(product.getResult());
     eraseChain(matmul.getResult(), end);
   }

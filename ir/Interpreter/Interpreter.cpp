@@ -13,7 +13,8 @@ namespace kiln::interp {
 namespace {
 /// Evaluates the ops of `block` in order, its arguments bound to `arguments`, up to its
 /// terminator (func.return or kiln.yield), whose operands are the results.
-llvm::Expected<llvm::SmallVector<Tensor>> evaluateBlock(Block &block, llvm::ArrayRef<const Tensor *> arguments) {
+llvm::Expected<llvm::SmallVector<Tensor>> evaluateBlock(Block &block, llvm::ArrayRef<const Tensor *> arguments,
+                                                       const ResultObserver &observe = {}) {
   // Arguments are read where they are (a group's inputs live in the enclosing block's values);
   // values the block computes are owned here.
   llvm::DenseMap<Value, const Tensor *> argumentOf;
@@ -52,6 +53,9 @@ llvm::Expected<llvm::SmallVector<Tensor>> evaluateBlock(Block &block, llvm::Arra
     auto results = evaluateOp(&op, operands);
     if (!results)
       return results.takeError();
+    if (observe)
+      if (llvm::Error err = observe(&op, *results))
+        return std::move(err);
     for (auto [result, tensor] : llvm::zip(op.getResults(), *results))
       values[result] = std::move(tensor);
     for (Value operand : op.getOperands())
@@ -115,8 +119,8 @@ llvm::Expected<Results> evaluateOp(Operation *op, llvm::ArrayRef<const Tensor *>
   return results;
 }
 
-llvm::Expected<llvm::SmallVector<Tensor>> evaluateFunction(func::FuncOp func,
-                                                          llvm::ArrayRef<Tensor> inputs) {
+llvm::Expected<llvm::SmallVector<Tensor>> evaluateFunction(func::FuncOp func, llvm::ArrayRef<Tensor> inputs,
+                                                          const ResultObserver &observe) {
   if (inputs.size() != func.getNumArguments())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "function @" + func.getName() + " takes " +
@@ -138,7 +142,7 @@ llvm::Expected<llvm::SmallVector<Tensor>> evaluateFunction(func::FuncOp func,
   llvm::SmallVector<const Tensor *> arguments;
   for (const Tensor &input : inputs)
     arguments.push_back(&input);
-  return evaluateBlock(func.getBody().front(), arguments);
+  return evaluateBlock(func.getBody().front(), arguments, observe);
 }
 
 } // namespace kiln::interp

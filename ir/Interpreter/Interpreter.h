@@ -9,6 +9,8 @@
 #ifndef KILN_IR_INTERPRETER_INTERPRETER_H
 #define KILN_IR_INTERPRETER_INTERPRETER_H
 
+#include <functional>
+
 #include "ir/Interpreter/Tensor.h"
 
 #include "mlir/IR/Operation.h"
@@ -56,9 +58,14 @@ Tensor transposeTensor(const Tensor &in, llvm::ArrayRef<int64_t> perm);
 /// Evaluates one op on operand values.
 llvm::Expected<Results> evaluateOp(mlir::Operation *op, llvm::ArrayRef<const Tensor *> operands);
 
-/// Evaluates `func` on `inputs` (one per argument, with the argument's type).
-llvm::Expected<llvm::SmallVector<Tensor>> evaluateFunction(mlir::func::FuncOp func,
-                                                          llvm::ArrayRef<Tensor> inputs);
+/// Called with each op of the function body and its results, in evaluation order, before the
+/// results are used (a fusion group once, with the group's results); an error stops the run.
+using ResultObserver = std::function<llvm::Error(mlir::Operation *op, llvm::ArrayRef<Tensor> results)>;
+
+/// Evaluates `func` on `inputs` (one per argument, with the argument's type), telling
+/// `observe` (if given) every op's results: how `kiln eval --dump` sees the intermediates.
+llvm::Expected<llvm::SmallVector<Tensor>> evaluateFunction(mlir::func::FuncOp func, llvm::ArrayRef<Tensor> inputs,
+                                                          const ResultObserver &observe = {});
 
 } // namespace kiln::interp
 

@@ -13,11 +13,14 @@
 #include "PipelineFlags.h"
 
 #include "ir/Interpreter/Interpreter.h"
+#include "ir/Provenance.h"
 #include "runtime/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -25,8 +28,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <cstdio>
 #include <map>
+#include <optional>
 #include <random>
+#include <set>
 
 namespace kiln::cli {
 
@@ -151,6 +157,13 @@ public:
         outputDir("output-dir", cl::value_desc("dir"),
                   cl::desc("Where to write the outputs (default: print a summary only)"), cl::sub(sub),
                   cl::cat(categories.output)),
+        dumpDir("dump", cl::value_desc("dir"),
+                cl::desc("Also write every ONNX value the module computes, in evaluation order, as\n"
+                         "<dir>/<NNNN>_<name>.npy with <dir>/manifest.json listing name, file, type,\n"
+                         "shape (channels-last values as computed: NHWC), op and ONNX nodes. Values\n"
+                         "a pass folded away or that only live inside a fused step are not computed\n"
+                         "as such and are not written; the reference side of `kiln compare`"),
+                cl::sub(sub), cl::cat(categories.output)),
         quiet("quiet", cl::desc("Do not print the passes' remarks"), cl::sub(sub), cl::cat(categories.output)) {}
 
   int run() override;
@@ -160,7 +173,71 @@ private:
   InputFlags inputs;
   PipelineFlags pipeline;
   cl::opt<std::string> outputDir;
+  cl::opt<std::string> dumpDir;
   cl::opt<bool> quiet;
+};
+
+/// `kiln eval --dump`: writes each named value as the interpreter computes it and keeps the
+/// manifest's entries; write() finishes the manifest.
+class ValueDump {
+public:
+  explicit ValueDump(std::string dir) : dir_(std::move(dir)) {}
+
+  llvm::Error observe(mlir::Operation *op, llvm::ArrayRef<Tensor> results) {
+    std::vector<std::string> names = onnxValueNames(op);
+    for (auto [i, name] : llvm::enumerate(names)) {
+      if (name.empty() || !written_.insert(name).second)
+        continue;
+      const Tensor &t = results[i];
+      char prefix[16];
+      std::snprintf(prefix, sizeof prefix, "%04zu_", entries_.size());
+      std::string file = prefix + runtime::npyFileName(name);
+      llvm::SmallString<256> path(dir_);
+      llvm::sys::path::append(path, file);
+      auto array = tensorToNpy(t);
+      if (!array)
+        return array.takeError();
+      if (runtime::Status status = runtime::writeNpy(std::string(path), *array); !status.isOk())
+        return llvm::createStringError(llvm::inconvertibleErrorCode(), status.message());
+      std::string type;
+      llvm::raw_string_ostream os(type);
+      os << t.element;
+      llvm::json::Array shape, nodes;
+      for (int64_t d : t.shape)
+        shape.push_back(d);
+      for (const std::string &node : nodeNames(op->getLoc()))
+        nodes.push_back(node);
+      entries_.push_back(llvm::json::Object{{"name", name},
+                                            {"file", file},
+                                            {"dtype", type},
+                                            {"shape", std::move(shape)},
+                                            {"op", op->getName().getStringRef()},
+                                            {"nodes", std::move(nodes)}});
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::Error write(llvm::StringRef model, llvm::StringRef precision) {
+    llvm::SmallString<256> path(dir_);
+    llvm::sys::path::append(path, "manifest.json");
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      return llvm::createStringError(ec, "cannot write '" + path + "': " + ec.message());
+    size_t count = entries_.size();
+    os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{{"source", "interpreter"},
+                                                                      {"model", model},
+                                                                      {"precision", precision},
+                                                                      {"values", std::move(entries_)}}))
+       << "\n";
+    llvm::outs() << "dumped " << count << " values into " << dir_ << "\n";
+    return llvm::Error::success();
+  }
+
+private:
+  std::string dir_;
+  llvm::json::Array entries_;
+  std::set<std::string> written_;
 };
 
 int EvalCommand::run() {
@@ -207,8 +284,16 @@ int EvalCommand::run() {
   if (!unused.empty())
     return failure("--input names '" + unused.begin()->first + "', which is not a model input");
 
+  std::optional<ValueDump> dump;
+  interp::ResultObserver observe;
+  if (!dumpDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
+      return failure("cannot create '" + dumpDir + "': " + ec.message());
+    dump.emplace(dumpDir);
+    observe = [&](mlir::Operation *op, llvm::ArrayRef<Tensor> results) { return dump->observe(op, results); };
+  }
   auto start = std::chrono::steady_clock::now();
-  auto outputs = interp::evaluateFunction(func, arguments);
+  auto outputs = interp::evaluateFunction(func, arguments, observe);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!outputs)
     return failure(llvm::toString(outputs.takeError()));
@@ -216,6 +301,9 @@ int EvalCommand::run() {
     if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
       return failure("cannot create '" + outputDir + "': " + ec.message());
   llvm::outs() << "evaluated " << model.path() << " in " << llvm::format("%.3f", seconds) << " s\n";
+  if (dump)
+    if (llvm::Error err = dump->write(model.path(), precisionName(pipeline.pipelineOptions().precision)))
+      return failure(llvm::toString(std::move(err)));
   for (auto [i, t] : llvm::enumerate(*outputs)) {
     std::string name = nameOf(func, i, true);
     double lo = INFINITY, hi = -INFINITY, sum = 0;

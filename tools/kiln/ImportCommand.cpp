@@ -5,6 +5,7 @@
 #include "ModelLoading.h"
 #include "PipelineFlags.h"
 
+#include "ir/Provenance.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -83,6 +84,11 @@ public:
         output("o", cl::value_desc("file"), cl::init("-"),
                cl::desc("Write the MLIR here (default: stdout; '-' is stdout)"), cl::sub(sub),
                cl::cat(categories.output)),
+        valueNames("onnx-value-names",
+                   cl::desc("Keep the kiln.onnx_values attributes (which op computes which ONNX value,\n"
+                            "what `kiln eval --dump` names values by) in the MLIR written; off by\n"
+                            "default, as they repeat the ONNX graph on every op"),
+                   cl::sub(sub), cl::cat(categories.output)),
         quiet("quiet", cl::desc("Print neither the summary nor the passes' remarks"), cl::sub(sub),
               cl::cat(categories.output)) {}
 
@@ -107,6 +113,8 @@ public:
     llvm::raw_fd_ostream os(output, ec, llvm::sys::fs::OF_None);
     if (ec)
       return failure("cannot write '" + output + "': " + ec.message());
+    if (!valueNames)
+      (*module)->walk([](mlir::Operation *op) { clearOnnxValueNames(op); });
     mlir::OpPrintingFlags flags;
     flags.enableDebugInfo(/*enable=*/false);
     (*module)->print(os, flags);
@@ -120,6 +128,7 @@ private:
   ModelFlags model;
   PipelineFlags pipeline;
   cl::opt<std::string> output;
+  cl::opt<bool> valueNames;
   cl::opt<bool> quiet;
 };
 

@@ -110,3 +110,18 @@ func.func @runtime_parameters(%x: tensor<1x2x4x4xf32>, %scale: tensor<2xf32>) ->
   %y = kiln.batch_norm %x, %scale, %beta, %mean, %var : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// The folded conv computes the BatchNorm's output: it takes that ONNX value's name (what
+// `kiln eval --dump` writes it as), and the conv's own value is no longer computed.
+// CHECK-LABEL: func.func @value_names
+// CHECK: kiln.conv {{.*}}kiln.onnx_values = ["y"]
+// CHECK-NOT: "c"
+func.func @value_names(%x: tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32> {
+  %w = kiln.constant dense<[[[[2.0]]]]> : tensor<1x1x1x1xf32>
+  %c = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, kiln.onnx_values = ["c"]} : (tensor<1x1x3x3xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x3x3xf32>
+  %s = kiln.constant dense<[1.0]> : tensor<1xf32>
+  %y = kiln.batch_norm %c, %s, %s, %s, %s {epsilon = 0.0 : f32, kiln.onnx_values = ["y"]} : (tensor<1x1x3x3xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x1x3x3xf32>
+  return %y : tensor<1x1x3x3xf32>
+}

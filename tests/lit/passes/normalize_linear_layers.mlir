@@ -59,3 +59,31 @@ func.func @matmul_reshape(%x: tensor<6x8xf32>) -> (tensor<2x3x8xf32>, tensor<12x
   %r2 = kiln.reshape %m2 : tensor<6x8xf32> to tensor<12x4xf32>
   return %r, %r2 : tensor<2x3x8xf32>, tensor<12x4xf32>
 }
+
+// -----
+
+// ONNX value names follow what computes them: the Gemm's output is now the bias add's, and with
+// a reshape after it the product computes the reshaped value (the reshape's name).
+// CHECK-LABEL: func.func @value_names
+// CHECK: kiln.matmul
+// CHECK-NOT: onnx_values
+// CHECK-SAME: tensor<3x2xf32>
+// CHECK: kiln.add {{.*}}kiln.onnx_values = ["g"]
+func.func @value_names(%a: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %w = kiln.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %b = kiln.constant dense<[0.5, 0.25]> : tensor<2xf32>
+  %g = kiln.gemm %a, %w, %b {trans_b = true, kiln.onnx_values = ["g"]} : (tensor<3x2xf32>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+  return %g : tensor<3x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reshaped_names
+// CHECK: kiln.matmul {{.*}}kiln.onnx_values = ["t"]
+// CHECK-NOT: onnx_values
+// CHECK: return
+func.func @reshaped_names(%a: tensor<3x2xf32>, %w: tensor<2x2xf32>) -> tensor<1x3x2xf32> {
+  %m = kiln.matmul %a, %w {kiln.onnx_values = ["m"]} : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %t = kiln.reshape %m {kiln.onnx_values = ["t"]} : tensor<3x2xf32> to tensor<1x3x2xf32>
+  return %t : tensor<1x3x2xf32>
+}

@@ -34,11 +34,13 @@
 // IMPORT: OVERVIEW: Reads the model
 // IMPORT: USAGE: kiln import [options] <model.onnx|model.mlir>
 // IMPORT-DAG: -o <file> {{.*}}Write the MLIR here
+// IMPORT-DAG: --onnx-value-names {{.*}}Keep the kiln.onnx_values attributes
 
 // EVAL: OVERVIEW: Runs the optimization pipeline of `kiln compile` with the same options
 // EVAL-DAG: --input=<name=file.npy> {{.*}}Value of an input (repeatable)
 // EVAL-DAG: --seed=<n>
 // EVAL-DAG: --output-dir=<dir>
+// EVAL-DAG: --dump=<dir> {{.*}}Also write every ONNX value the module computes
 
 // PIPELINE-DAG: --dump-ir=<dir> {{.*}}Write the module into <dir> before the passes (00-input.mlir)
 // PIPELINE-DAG: --print-ir-after-all {{.*}}Print the module after every pass to stderr
