@@ -8,8 +8,11 @@ Each dumped value must be the onnxruntime value of that name (channels-last ones
 to NCHW) within the precision's bound, and the dump must hold exactly the values the module
 still computes: in fp32 every node output but the conv's that BatchNormalization was folded
 into; in bf16 also none of the values a fused conv group keeps inside (conv, BN). A value named
-after the wrong node (the folded conv still called c1, say) fails. Prints one line per
-precision; exits 1 on any failure.
+after the wrong node (the folded conv still called c1, say) fails. Then `kiln compare` of the
+fp32 dump (A) with the bf16 dump (B), as JSON: the values both hold in A's order, each error
+recomputed here from the files, the values only A holds, and the culprits ranked by the error
+a value gains over its inputs (an input B fused away brings its own inputs' error). Prints one
+line per check; exits 1 on any failure.
 """
 import argparse
 import json
@@ -77,6 +80,53 @@ def check(kiln, work, precision, x_path, ref):
     return None
 
 
+def load(dump, value):
+    return np.load(os.path.join(dump, value["file"])).astype(np.float64)
+
+
+def check_compare(kiln, work):
+    """`kiln compare` of the fp32 and bf16 dumps against the same figures computed here."""
+    da, db = os.path.join(work, "dump_fp32"), os.path.join(work, "dump_bf16")
+    proc = subprocess.run([kiln, "compare", da, db, "--json", "--top", "0"], capture_output=True, text=True)
+    if proc.returncode:
+        return "compare: " + proc.stderr.strip()
+    got = json.loads(proc.stdout)
+    ma, mb = (json.load(open(os.path.join(d, "manifest.json"))) for d in (da, db))
+    a = {v["name"]: v for v in ma["values"]}
+    b = {v["name"]: v for v in mb["values"]}
+    both = [v["name"] for v in ma["values"] if v["name"] in b]
+    if [v["name"] for v in got["values"]] != both:
+        return f"compare lists {[v['name'] for v in got['values']]}, both dumps hold {both}"
+    if got["only_a"] != [n for n in a if n not in b] or got["only_b"] != []:
+        return f"only_a {got['only_a']}, only_b {got['only_b']}"
+    rel = {}
+    for row in got["values"]:
+        x, y = load(da, a[row["name"]]), load(db, b[row["name"]])
+        if y.shape != x.shape:
+            y = y.transpose(0, 3, 1, 2)
+        err = np.abs(y - x).max() / np.abs(x).max()
+        cos = float((x * y).sum() / np.sqrt((x * x).sum() * (y * y).sum()))
+        if not (np.isclose(row["max_rel"], err, rtol=1e-9) and np.isclose(row["cosine"], cos, rtol=1e-9)):
+            return f"{row['name']}: compare says {row['max_rel']}, {row['cosine']}; here {err}, {cos}"
+        rel[row["name"]] = err
+
+    def brought(name):  # the error an input brings
+        if name in rel:
+            return rel[name]
+        return max([brought(i) for i in a[name]["inputs"]], default=0.0) if name in a else 0.0
+
+    growth = {n: rel[n] - max([brought(i) for i in a[n]["inputs"]], default=0.0) for n in rel}
+    for row in got["values"]:
+        if not np.isclose(row["growth"], growth[row["name"]], rtol=1e-9, atol=1e-15):
+            return f"{row['name']}: growth {row['growth']}, expected {growth[row['name']]}"
+    expected = sorted((n for n in growth if growth[n] > 0), key=lambda n: -growth[n])
+    if got["culprits"] != expected:
+        return f"culprits {got['culprits']}, expected {expected}"
+    if "r2" not in expected or growth["r2"] >= rel["r2"]:
+        return "r2's input c2 was fused away in bf16: its growth should start from p1's error"
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kiln", required=True)
@@ -91,7 +141,10 @@ def main():
             problem = check(args.kiln, work, precision, x_path, ref)
             print(f"{'FAILED' if problem else 'ok    '} tiny_cnn {precision}" + (f": {problem}" if problem else ""))
             failed += bool(problem)
-    print(f"value dump: {len(EXPECTED) - failed} passed, {failed} failed")
+        problem = check_compare(args.kiln, work)
+        print(f"{'FAILED' if problem else 'ok    '} compare fp32 bf16" + (f": {problem}" if problem else ""))
+        failed += bool(problem)
+    print(f"value dump: {len(EXPECTED) + 1 - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 

@@ -20,6 +20,8 @@ std::unique_ptr<Command> makeRunCommand(Categories &categories);
 std::unique_ptr<Command> makeBenchCommand(Categories &categories);
 /// `kiln profile`: per-step time, achieved TFLOP/s and GB/s against the GPU's peaks, bottlenecks.
 std::unique_ptr<Command> makeProfileCommand(Categories &categories);
+/// `kiln compare`: two value dumps, error per ONNX value and the culprits.
+std::unique_ptr<Command> makeCompareCommand(Categories &categories);
 /// `kiln inspect`: what a plan holds (text or JSON).
 std::unique_ptr<Command> makeInspectCommand(Categories &categories);
 

@@ -11,16 +11,15 @@
 #include "InputFlags.h"
 #include "ModelLoading.h"
 #include "PipelineFlags.h"
+#include "TensorNpy.h"
+#include "ValueDump.h"
 
 #include "ir/Interpreter/Interpreter.h"
-#include "ir/Provenance.h"
 #include "runtime/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -28,11 +27,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <random>
-#include <set>
 
 namespace kiln::cli {
 
@@ -52,83 +49,6 @@ written as float32.
 
 Exit status: 0 on success, 1 when the model cannot be loaded or evaluated, 2 on a usage error.
 )";
-
-/// The numpy dtype of an element type, or "" when numpy has none (bf16, f8).
-std::string npyDtype(mlir::Type t) {
-  if (t.isF32()) return "<f4";
-  if (t.isF64()) return "<f8";
-  if (t.isF16()) return "<f2";
-  if (t.isInteger(1)) return "|b1";
-  if (auto i = llvm::dyn_cast<mlir::IntegerType>(t)) {
-    std::string kind = i.isUnsigned() ? "u" : "i";
-    int bytes = i.getWidth() / 8;
-    return (bytes == 1 ? "|" : "<") + kind + std::to_string(bytes);
-  }
-  return "";
-}
-
-llvm::Expected<Tensor> tensorFromNpy(const runtime::NpyArray &array, mlir::RankedTensorType type,
-                                     llvm::StringRef name) {
-  auto fail = [&](const std::string &why) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "input '" + name + "': " + why);
-  };
-  std::string want = npyDtype(type.getElementType());
-  // bf16 and f8 have no numpy dtype: they are given as f32 and rounded to the element type.
-  bool widened = want.empty();
-  if (widened)
-    want = "<f4";
-  if (array.dtype != want && !(want[0] == '|' && array.dtype.substr(1) == want.substr(1)))
-    return fail("dtype " + array.dtype + " differs from the model's " + want +
-                (widened ? " (bf16 and f8 inputs are given as float32)" : ""));
-  if (llvm::ArrayRef<int64_t>(array.shape) != type.getShape())
-    return fail("shape " + formatShape(array.shape) + " differs from the model's " +
-                formatShape(type.getShape()));
-  Tensor t = Tensor::zeros(type);
-  const char *p = array.data.data();
-  for (int64_t k = 0; k < t.size(); ++k) {
-    if (want == "<f4") { float v; std::memcpy(&v, p + 4 * k, 4); interp::storeDouble(t, k, v); }
-    else if (want == "<f8") { double v; std::memcpy(&v, p + 8 * k, 8); t.f[k] = v; }
-    else if (want == "<f2") {
-      uint16_t bits; std::memcpy(&bits, p + 2 * k, 2);
-      llvm::APFloat f(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits));
-      bool lost; f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lost);
-      t.f[k] = f.convertToDouble();
-    } else {
-      size_t bytes = runtime::NpyArray::elementSize(want);
-      uint64_t raw = 0;
-      std::memcpy(&raw, p + bytes * k, bytes);
-      llvm::APInt v(bytes * 8, raw);
-      t.i[k] = want[1] == 'i' ? v.getSExtValue() : (int64_t)v.getZExtValue();
-    }
-  }
-  return t;
-}
-
-llvm::Expected<runtime::NpyArray> tensorToNpy(const Tensor &t) {
-  runtime::NpyArray array;
-  array.dtype = npyDtype(t.element);
-  if (array.dtype.empty()) {
-    // bf16 and f8 have no numpy dtype: write them widened to f32 (exact).
-    array.dtype = "<f4";
-  }
-  array.shape.assign(t.shape.begin(), t.shape.end());
-  size_t bytes = runtime::NpyArray::elementSize(array.dtype);
-  array.data.resize(bytes * t.size());
-  char *p = array.data.data();
-  for (int64_t k = 0; k < t.size(); ++k) {
-    if (array.dtype == "<f4") { float v = (float)t.f[k]; std::memcpy(p + 4 * k, &v, 4); }
-    else if (array.dtype == "<f8") { std::memcpy(p + 8 * k, &t.f[k], 8); }
-    else if (array.dtype == "<f2") {
-      llvm::APFloat f(t.f[k]);
-      bool lost; f.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven, &lost);
-      uint16_t bits = (uint16_t)f.bitcastToAPInt().getZExtValue();
-      std::memcpy(p + 2 * k, &bits, 2);
-    } else {
-      std::memcpy(p + bytes * k, &t.i[k], bytes);
-    }
-  }
-  return array;
-}
 
 Tensor randomTensor(mlir::RankedTensorType type, std::mt19937_64 &rng) {
   Tensor t = Tensor::zeros(type);
@@ -177,69 +97,6 @@ private:
   cl::opt<bool> quiet;
 };
 
-/// `kiln eval --dump`: writes each named value as the interpreter computes it and keeps the
-/// manifest's entries; write() finishes the manifest.
-class ValueDump {
-public:
-  explicit ValueDump(std::string dir) : dir_(std::move(dir)) {}
-
-  llvm::Error observe(mlir::Operation *op, llvm::ArrayRef<Tensor> results) {
-    std::vector<std::string> names = onnxValueNames(op);
-    for (auto [i, name] : llvm::enumerate(names)) {
-      if (name.empty() || !written_.insert(name).second)
-        continue;
-      const Tensor &t = results[i];
-      char prefix[16];
-      std::snprintf(prefix, sizeof prefix, "%04zu_", entries_.size());
-      std::string file = prefix + runtime::npyFileName(name);
-      llvm::SmallString<256> path(dir_);
-      llvm::sys::path::append(path, file);
-      auto array = tensorToNpy(t);
-      if (!array)
-        return array.takeError();
-      if (runtime::Status status = runtime::writeNpy(std::string(path), *array); !status.isOk())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(), status.message());
-      std::string type;
-      llvm::raw_string_ostream os(type);
-      os << t.element;
-      llvm::json::Array shape, nodes;
-      for (int64_t d : t.shape)
-        shape.push_back(d);
-      for (const std::string &node : nodeNames(op->getLoc()))
-        nodes.push_back(node);
-      entries_.push_back(llvm::json::Object{{"name", name},
-                                            {"file", file},
-                                            {"dtype", type},
-                                            {"shape", std::move(shape)},
-                                            {"op", op->getName().getStringRef()},
-                                            {"nodes", std::move(nodes)}});
-    }
-    return llvm::Error::success();
-  }
-
-  llvm::Error write(llvm::StringRef model, llvm::StringRef precision) {
-    llvm::SmallString<256> path(dir_);
-    llvm::sys::path::append(path, "manifest.json");
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (ec)
-      return llvm::createStringError(ec, "cannot write '" + path + "': " + ec.message());
-    size_t count = entries_.size();
-    os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{{"source", "interpreter"},
-                                                                      {"model", model},
-                                                                      {"precision", precision},
-                                                                      {"values", std::move(entries_)}}))
-       << "\n";
-    llvm::outs() << "dumped " << count << " values into " << dir_ << "\n";
-    return llvm::Error::success();
-  }
-
-private:
-  std::string dir_;
-  llvm::json::Array entries_;
-  std::set<std::string> written_;
-};
-
 int EvalCommand::run() {
   auto importOptions = model.importOptions();
   if (!importOptions)
@@ -284,12 +141,13 @@ int EvalCommand::run() {
   if (!unused.empty())
     return failure("--input names '" + unused.begin()->first + "', which is not a model input");
 
-  std::optional<ValueDump> dump;
+  std::optional<ValueDumpWriter> dump;
   interp::ResultObserver observe;
   if (!dumpDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
-      return failure("cannot create '" + dumpDir + "': " + ec.message());
-    dump.emplace(dumpDir);
+    auto writer = ValueDumpWriter::create(dumpDir);
+    if (!writer)
+      return failure(llvm::toString(writer.takeError()));
+    dump.emplace(std::move(*writer));
     observe = [&](mlir::Operation *op, llvm::ArrayRef<Tensor> results) { return dump->observe(op, results); };
   }
   auto start = std::chrono::steady_clock::now();
@@ -301,9 +159,12 @@ int EvalCommand::run() {
     if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
       return failure("cannot create '" + outputDir + "': " + ec.message());
   llvm::outs() << "evaluated " << model.path() << " in " << llvm::format("%.3f", seconds) << " s\n";
-  if (dump)
-    if (llvm::Error err = dump->write(model.path(), precisionName(pipeline.pipelineOptions().precision)))
-      return failure(llvm::toString(std::move(err)));
+  if (dump) {
+    auto count = dump->finish("interpreter", model.path(), precisionName(pipeline.pipelineOptions().precision));
+    if (!count)
+      return failure(llvm::toString(count.takeError()));
+    llvm::outs() << "dumped " << *count << " values into " << dumpDir << "\n";
+  }
   for (auto [i, t] : llvm::enumerate(*outputs)) {
     std::string name = nameOf(func, i, true);
     double lo = INFINITY, hi = -INFINITY, sum = 0;

@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
   std::unique_ptr<Command> commands[] = {makeImportCommand(categories),  makeEvalCommand(categories),
                                          makeCompileCommand(categories), makeRunCommand(categories),
                                          makeBenchCommand(categories),   makeProfileCommand(categories),
-                                         makeInspectCommand(categories)};
+                                         makeCompareCommand(categories), makeInspectCommand(categories)};
 
   // `kiln <command> --help` starts with that command's prose. llvm::cl takes the subcommand
   // from the first argument in the same way: a word that names one.

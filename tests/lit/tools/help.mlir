@@ -9,12 +9,14 @@
 // RUN: kiln run --help | FileCheck %s --check-prefix=EXEC
 // RUN: kiln bench --help | FileCheck %s --check-prefix=BENCH
 // RUN: kiln profile --help | FileCheck %s --check-prefix=PROFILE
+// RUN: kiln compare --help | FileCheck %s --check-prefix=COMPARE
 // RUN: kiln inspect --help | FileCheck %s --check-prefix=INSPECT
 // RUN: kiln --version | FileCheck %s --check-prefix=VERSION
 // RUN: kiln compile --version | FileCheck %s --check-prefix=VERSION
 
 // MAIN: USAGE: kiln [subcommand] [options]
 // MAIN: bench   - Time a plan on the GPU
+// MAIN: compare - Compare two evaluations of a model value by value
 // MAIN: compile - Compile a model into a plan file
 // MAIN: eval    - Run a model (ONNX or kiln MLIR) on the CPU reference interpreter
 // MAIN: import  - Import an ONNX model
@@ -77,6 +79,12 @@
 // PROFILE-DAG: --passes=<n> {{.*}}(default 5)
 // PROFILE-DAG: --iterations=<n> {{.*}}(default 20)
 // PROFILE-DAG: --timing-cache=<file>
+
+// COMPARE: OVERVIEW: Compares two evaluations of one model on the same inputs, value by value
+// COMPARE: culprits, the values whose relative error exceeds the largest of their inputs'
+// COMPARE: USAGE: kiln compare [options] <A dump dir> <B dump dir>
+// COMPARE-DAG: --json
+// COMPARE-DAG: --top=<n>
 
 // INSPECT: OVERVIEW: Validates the plan
 // INSPECT: Each step lists the ONNX nodes it covers

@@ -19,6 +19,8 @@
 // RUN: %python %S/Inputs/exit_status.py 2 kiln eval %S/Inputs/tiny_cnn.mlir --seed -3 2>&1 | FileCheck %s --check-prefix=SEED
 // RUN: %python %S/Inputs/exit_status.py 2 kiln bench %t/a.kiln --iterations 0 2>&1 | FileCheck %s --check-prefix=ITERATIONS
 // RUN: %python %S/Inputs/exit_status.py 2 kiln profile %t/a.kiln --passes 0 2>&1 | FileCheck %s --check-prefix=PASSES
+// RUN: %python %S/Inputs/exit_status.py 2 kiln compare %t 2>&1 | FileCheck %s --check-prefix=ONE-DUMP
+// RUN: %python %S/Inputs/exit_status.py 1 kiln compare %t %t 2>&1 | FileCheck %s --check-prefix=NO-DUMP
 // RUN: %python %S/Inputs/exit_status.py 2 kiln run 2>&1 | FileCheck %s --check-prefix=NO-PLAN
 // RUN: %python %S/Inputs/exit_status.py 2 kiln frobnicate 2>&1 | FileCheck %s --check-prefix=COMMAND
 // RUN: %python %S/Inputs/exit_status.py 2 kiln 2>&1 | FileCheck %s --check-prefix=NO-COMMAND
@@ -44,6 +46,8 @@
 // SEED: kiln: for the --seed option: '-3' value invalid
 // ITERATIONS: kiln bench: --iterations needs a count >= 1
 // PASSES: kiln profile: --passes needs a count >= 1
+// ONE-DUMP: kiln compare: needs two value dumps, A and B (got 1)
+// NO-DUMP: kiln compare: error: '{{.*}}' is no value dump: cannot read {{.*}}manifest.json {{.*}}; write one with `kiln eval --dump`
 // NO-PLAN: kiln run: no plan given; run 'kiln run --help'
 // COMMAND: Unknown subcommand 'frobnicate'
 // NO-COMMAND: USAGE: kiln [subcommand] [options]

@@ -1,0 +1,161 @@
+//===- ValueDump.cpp - intermediate values on disk, by ONNX name ----------===//
+
+#include "ValueDump.h"
+
+#include "TensorNpy.h"
+
+#include "ir/Provenance.h"
+#include "runtime/Npy.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+
+namespace kiln::cli {
+
+namespace {
+
+llvm::Error dumpError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The ONNX value (or graph input) `value` is, looking back through the unnamed single-input
+/// ops passes insert (casts, transposes, reshapes); "" for a constant or anything else.
+std::string sourceValueName(mlir::Value value) {
+  for (int hops = 0; hops < 16; ++hops) {
+    if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(value)) {
+      auto func = llvm::dyn_cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp());
+      auto name = func ? func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "kiln.name") : nullptr;
+      return name ? name.getValue().str() : "";
+    }
+    mlir::Operation *def = value.getDefiningOp();
+    // onnxValueNames: a fusion group's result is named by what its body yields.
+    if (std::string name = onnxValueNames(def)[llvm::cast<mlir::OpResult>(value).getResultNumber()]; !name.empty())
+      return name;
+    if (!def || def->getNumOperands() != 1 || def->getNumRegions() != 0)
+      return "";
+    value = def->getOperand(0);
+  }
+  return "";
+}
+
+} // namespace
+
+llvm::Expected<ValueDumpWriter> ValueDumpWriter::create(std::string dir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return dumpError("cannot create '" + dir + "': " + ec.message());
+  return ValueDumpWriter(std::move(dir));
+}
+
+llvm::Error ValueDumpWriter::observe(mlir::Operation *op, llvm::ArrayRef<interp::Tensor> results) {
+  std::vector<std::string> names = onnxValueNames(op);
+  for (auto [i, name] : llvm::enumerate(names)) {
+    if (name.empty() || !written_.insert(name).second)
+      continue;
+    const interp::Tensor &t = results[i];
+    char prefix[16];
+    std::snprintf(prefix, sizeof prefix, "%04zu_", entries_.size());
+    std::string file = prefix + runtime::npyFileName(name);
+    llvm::SmallString<256> path(dir_);
+    llvm::sys::path::append(path, file);
+    auto array = tensorToNpy(t);
+    if (!array)
+      return array.takeError();
+    if (runtime::Status status = runtime::writeNpy(std::string(path), *array); !status.isOk())
+      return dumpError(status.message());
+    std::string type;
+    llvm::raw_string_ostream os(type);
+    os << t.element;
+    llvm::json::Array shape, nodes, inputs;
+    for (int64_t d : t.shape)
+      shape.push_back(d);
+    for (const std::string &node : nodeNames(op->getLoc()))
+      nodes.push_back(node);
+    std::set<std::string> seen;
+    for (mlir::Value operand : op->getOperands())
+      if (std::string input = sourceValueName(operand); !input.empty() && seen.insert(input).second)
+        inputs.push_back(input);
+    entries_.push_back(llvm::json::Object{{"name", name},
+                                          {"file", file},
+                                          {"dtype", type},
+                                          {"shape", std::move(shape)},
+                                          {"op", op->getName().getStringRef()},
+                                          {"nodes", std::move(nodes)},
+                                          {"inputs", std::move(inputs)}});
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<size_t> ValueDumpWriter::finish(llvm::StringRef source, llvm::StringRef model,
+                                               llvm::StringRef precision) {
+  llvm::SmallString<256> path(dir_);
+  llvm::sys::path::append(path, "manifest.json");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return dumpError("cannot write '" + path + "': " + ec.message());
+  size_t count = entries_.size();
+  os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{{"source", source},
+                                                                    {"model", model},
+                                                                    {"precision", precision},
+                                                                    {"values", std::move(entries_)}}))
+     << "\n";
+  entries_ = llvm::json::Array();
+  return count;
+}
+
+llvm::Expected<Dump> readDump(const std::string &dir) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, "manifest.json");
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return dumpError("'" + dir + "' is no value dump: cannot read " + path + " (" + buffer.getError().message() +
+                     "); write one with `kiln eval --dump`");
+  auto parsed = llvm::json::parse((*buffer)->getBuffer());
+  if (!parsed)
+    return dumpError(path + ": " + llvm::toString(parsed.takeError()));
+  const llvm::json::Object *root = parsed->getAsObject();
+  const llvm::json::Array *values = root ? root->getArray("values") : nullptr;
+  if (!values)
+    return dumpError(path + ": no \"values\" list");
+  Dump dump;
+  dump.dir = dir;
+  auto text = [](const llvm::json::Object &o, llvm::StringRef key) {
+    auto s = o.getString(key);
+    return s ? s->str() : std::string();
+  };
+  dump.source = text(*root, "source");
+  dump.model = text(*root, "model");
+  dump.precision = text(*root, "precision");
+  for (auto [i, entry] : llvm::enumerate(*values)) {
+    const llvm::json::Object *o = entry.getAsObject();
+    if (!o || !o->getString("name") || !o->getString("file") || !o->getArray("shape"))
+      return dumpError(path + ": value " + llvm::Twine(i) + " lacks a name, file or shape");
+    DumpedValue value;
+    value.name = text(*o, "name");
+    value.file = text(*o, "file");
+    value.dtype = text(*o, "dtype");
+    value.op = text(*o, "op");
+    for (const llvm::json::Value &d : *o->getArray("shape")) {
+      auto dim = d.getAsInteger();
+      if (!dim)
+        return dumpError(path + ": value '" + value.name + "' has a shape that is not a list of integers");
+      value.shape.push_back(*dim);
+    }
+    for (const char *key : {"nodes", "inputs"})
+      if (const llvm::json::Array *list = o->getArray(key))
+        for (const llvm::json::Value &item : *list)
+          if (auto s = item.getAsString())
+            (std::string(key) == "nodes" ? value.nodes : value.inputs).push_back(s->str());
+    dump.values.push_back(std::move(value));
+  }
+  return dump;
+}
+
+} // namespace kiln::cli

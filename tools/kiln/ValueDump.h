@@ -1,0 +1,66 @@
+//===- ValueDump.h - intermediate values on disk, by ONNX name -*- C++ -*-===//
+//
+// A dump directory holds the ONNX values one evaluation computed (`kiln eval --dump`): one
+// .npy per value, named <NNNN>_<name>.npy in evaluation order, and manifest.json:
+//
+//   {"source": "interpreter", "model": ..., "precision": "bf16",
+//    "values": [{"name", "file", "dtype", "shape", "op", "nodes": [...], "inputs": [...]}]}
+//
+// `inputs` are the ONNX values (or graph inputs) the op read, looking through the casts,
+// transposes and reshapes passes insert; `kiln compare` uses them to say where error grows.
+// Shapes are as computed: channels-last values are NHWC.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TOOLS_KILN_VALUEDUMP_H
+#define KILN_TOOLS_KILN_VALUEDUMP_H
+
+#include "ir/Interpreter/Tensor.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kiln::cli {
+
+/// Writes the values an evaluation computes as the interpreter reports them (observe), then
+/// the manifest (finish).
+class ValueDumpWriter {
+public:
+  /// Creates `dir` if needed.
+  static llvm::Expected<ValueDumpWriter> create(std::string dir);
+
+  /// Writes each named result of `op` (onnxValueNames) not written before.
+  llvm::Error observe(mlir::Operation *op, llvm::ArrayRef<interp::Tensor> results);
+  /// Writes manifest.json; returns how many values were dumped.
+  llvm::Expected<size_t> finish(llvm::StringRef source, llvm::StringRef model, llvm::StringRef precision);
+
+private:
+  explicit ValueDumpWriter(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+  llvm::json::Array entries_;
+  std::set<std::string> written_;
+};
+
+/// One value of a dump, as its manifest lists it.
+struct DumpedValue {
+  std::string name, file, dtype, op;
+  std::vector<int64_t> shape;
+  std::vector<std::string> nodes, inputs;
+};
+
+/// A dump directory's manifest.
+struct Dump {
+  std::string dir, source, model, precision;
+  std::vector<DumpedValue> values;
+};
+
+/// Reads `dir`/manifest.json; an error says what is missing or malformed.
+llvm::Expected<Dump> readDump(const std::string &dir);
+
+} // namespace kiln::cli
+
+#endif // KILN_TOOLS_KILN_VALUEDUMP_H
