@@ -9,6 +9,7 @@ APT_PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libonnx-testdata libeigen3-dev
+  chromium  # headless, to test the HTML report of `kiln compare` (tests/tools/check_compare_report.py)
 )
 PIP_PACKAGES=(onnx numpy onnxruntime)
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "CompareReport.h"
 #include "ValueDump.h"
 
 #include "runtime/Npy.h"
@@ -137,7 +138,11 @@ public:
         json("json", cl::desc("Print one JSON object: both sides, every value, the culprits"), cl::sub(sub),
              cl::cat(categories.output)),
         top("top", cl::value_desc("n"), cl::init(10), cl::desc("Culprits listed (default 10; 0: all)"),
-            cl::sub(sub), cl::cat(categories.output)) {}
+            cl::sub(sub), cl::cat(categories.output)),
+        html("html", cl::value_desc("file"),
+             cl::desc("Also write the comparison as one self-contained HTML page: the error along the\n"
+                      "graph with the culprits marked, B's precision per value, a sortable table"),
+             cl::sub(sub), cl::cat(categories.output)) {}
 
   int run() override;
 
@@ -145,6 +150,7 @@ private:
   cl::list<std::string> sides;
   cl::opt<bool> json;
   cl::opt<int64_t> top;
+  cl::opt<std::string> html;
 };
 
 int CompareCommand::run() {
@@ -238,7 +244,7 @@ int CompareCommand::run() {
       out += (out.empty() ? "" : ",") + item;
     return out;
   };
-  if (json) {
+  {
     auto side = [](const Dump &d) {
       return llvm::json::Object{{"dir", d.dir}, {"source", d.source}, {"model", d.model}, {"precision", d.precision}};
     };
@@ -266,14 +272,19 @@ int CompareCommand::run() {
     }
     for (const Row *row : culprits)
       culpritNames.push_back(row->a->name);
-    llvm::outs() << llvm::json::Value(llvm::json::Object{{"a", side(*a)},
-                                                         {"b", side(*b)},
-                                                         {"values", std::move(values)},
-                                                         {"only_a", strings(onlyA)},
-                                                         {"only_b", strings(onlyB)},
-                                                         {"culprits", std::move(culpritNames)}})
-                 << "\n";
-    return kExitOk;
+    llvm::json::Value result(llvm::json::Object{{"a", side(*a)},
+                                                {"b", side(*b)},
+                                                {"values", std::move(values)},
+                                                {"only_a", strings(onlyA)},
+                                                {"only_b", strings(onlyB)},
+                                                {"culprits", std::move(culpritNames)}});
+    if (!html.empty())
+      if (llvm::Error err = writeCompareReport(html, result))
+        return failure(llvm::toString(std::move(err)));
+    if (json) {
+      llvm::outs() << result << "\n";
+      return kExitOk;
+    }
   }
   llvm::raw_ostream &os = llvm::outs();
   os << "compare A " << a->dir << " (" << a->source << ", " << a->precision << ") with B " << b->dir << " ("
