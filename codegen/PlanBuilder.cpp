@@ -213,6 +213,24 @@ llvm::Error PlanBuilderImpl::lowerGeneric(mlir::Operation *op, int64_t index) {
 
 //===-- The walk ----------------------------------------------------------===//
 
+void PlanBuilderImpl::recordValues(mlir::Operation *op) {
+  if (plan_.steps.empty())
+    return;
+  // The op's last step completes its values. An op that made no step (a reshape view) names
+  // bytes an earlier step wrote and that are still live: they are its value after the last
+  // step so far.
+  plan::Step &step = plan_.steps.back();
+  for (auto [i, name] : llvm::enumerate(onnxValueNames(op))) {
+    mlir::Value result = op->getResult(i);
+    if (name.empty() || !bufferOf_.count(result))
+      continue;
+    if (llvm::is_contained(step.values, name))
+      continue;
+    step.values.push_back(name);
+    step.valueBuffers.push_back(bufferOf_[result]);
+  }
+}
+
 llvm::Error PlanBuilderImpl::lowerOp(mlir::Operation *op, int64_t index) {
   if (llvm::isa<ConstantOp>(op))
     return llvm::Error::success(); // placed in the weights blob when a step first reads it
@@ -361,8 +379,10 @@ llvm::Expected<plan::Plan> PlanBuilderImpl::build(mlir::Operation *function) {
     if (llvm::isa<mlir::func::ReturnOp>(op)) {
       if (auto err = bindOutputs(&op))
         return std::move(err);
-    } else if (auto err = lowerOp(&op, index)) {
-      return std::move(err);
+    } else {
+      if (auto err = lowerOp(&op, index))
+        return std::move(err);
+      recordValues(&op);
     }
     ++index;
   }

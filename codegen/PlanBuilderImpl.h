@@ -58,6 +58,9 @@ public:
     std::vector<std::string> nodes = source ? nodeNames(source->getLoc()) : std::vector<std::string>{};
     plan_.steps.push_back(plan::Step{std::move(name), std::move(op), std::move(nodes), std::move(params)});
   }
+  /// Records on the last step, just lowered from `op`, the ONNX values `op` computes
+  /// (onnxValueNames) with their buffers.
+  void recordValues(mlir::Operation *op);
   /// How an f32 conv/matmul op runs: the plan's math, or IEEE fp32 when the precision pass
   /// marked the op `kiln.math = "strict"` (`--force-precision NAME=fp32`).
   plan::MathMode mathFor(mlir::Operation *op) const;

@@ -45,7 +45,7 @@
 namespace kiln::plan {
 
 /// Format version of the container; bump on any incompatible change of the byte layout.
-inline constexpr uint32_t kFormatVersion = 4;
+inline constexpr uint32_t kFormatVersion = 5;
 /// Alignment of buffer offsets in the arena and in the weights blob.
 inline constexpr uint64_t kBufferAlignment = 256;
 /// Alignment of the weights blob's offset in the file (a page, so it can be memory-mapped).
@@ -362,12 +362,19 @@ struct Step {
   /// kiln.fusion_group, covers several); empty when unknown (e.g. a copy for an output).
   std::vector<std::string> nodes;
   StepParams params; // in the file: the alternative's kTag, then its fields
+  /// The ONNX values complete once this step has run (a fused step: only what leaves it),
+  /// by name, and the buffers holding them (in the layout and type the plan computes them in:
+  /// a channels-last value is NHWC, a bf16 one bf16). What `kiln run --dump` reads.
+  std::vector<std::string> values;
+  std::vector<uint32_t> valueBuffers; // one per value
 
   template <class Self, class V> static void visitFields(Self &self, V &&v) {
     v("name", self.name);
     v("op", self.op);
     v("nodes", self.nodes);
     v("params", self.params);
+    v("values", self.values);
+    v("valueBuffers", bufferRef(self.valueBuffers));
   }
   bool operator==(const Step &) const = default;
 };

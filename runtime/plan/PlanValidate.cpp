@@ -191,6 +191,12 @@ private:
       std::string where = "step " + std::to_string(i) + " '" + step.name + "' (" + step.op + ")";
       if (!checkFields(where, step))
         return false;
+      if (step.values.size() != step.valueBuffers.size())
+        return fail(where + ": names " + std::to_string(step.values.size()) + " ONNX values but gives " +
+                    std::to_string(step.valueBuffers.size()) + " buffers for them");
+      for (const std::string &value : step.values)
+        if (value.empty())
+          return fail(where + ": an ONNX value without a name");
       bool ok = std::visit([&](const auto &params) { return check(where, params); }, step.params);
       if (!ok)
         return false;

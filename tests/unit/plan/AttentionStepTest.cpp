@@ -49,18 +49,18 @@ TEST(AttentionStep, TextAndJsonShowEveryField) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("o=o:bf16[2,37,3,64] oOffset=0 oStrides=[7104,64,192,1] mask=mask:bf16[2,1,37,37] "
-                      "maskOffset=0 maskStrides=[1369,0,37,1]\n"),
+                      "maskOffset=0 maskStrides=[1369,0,37,1] values=[] valueBuffers=[]\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("causal=1"), std::string::npos) << text;
-  EXPECT_NE(text.find("mask=- maskOffset=0 maskStrides=[]\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("mask=- maskOffset=0 maskStrides=[] values=[] valueBuffers=[]\n"), std::string::npos) << text;
   std::string json = planToJson(plan);
   EXPECT_NE(json.find("\"op\": \"kiln.attention\", \"nodes\": [\"qk\",\"softmax\",\"packed\"], \"kind\": "
                       "\"attention\", \"batch\": 2, \"heads\": 3"),
             std::string::npos)
       << json;
   EXPECT_NE(json.find("\"mask\": {\"index\": 1, \"name\": \"mask\", \"dtype\": \"bf16\", \"shape\": [2,1,37,37]}, "
-                      "\"maskOffset\": 0, \"maskStrides\": [1369,0,37,1]}"),
+                      "\"maskOffset\": 0, \"maskStrides\": [1369,0,37,1], \"values\": [], \"valueBuffers\": []}"),
             std::string::npos)
       << json;
   EXPECT_NE(json.find("\"mask\": null"), std::string::npos) << json;

@@ -103,20 +103,21 @@ TEST(PlanCorruption, WrongMagic) {
 
 TEST(PlanCorruption, UnknownFormatVersion) {
   std::vector<uint8_t> bytes = serializePlan(makeSamplePlan());
-  write32(bytes, format::kVersionOffset, 5);
+  write32(bytes, format::kVersionOffset, 6);
   resealPlanBytes(bytes); // a well-formed file from a future kiln
   StatusOr<Plan> parsed = parsePlan(bytes, "future.kiln");
   EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidPlan);
   EXPECT_EQ(parsed.status().message(),
-            "future.kiln: unknown plan format version 5; this runtime reads version 4 only: recompile the model with "
+            "future.kiln: unknown plan format version 6; this runtime reads version 5 only: recompile the model with "
             "the `kiln compile` that matches this runtime (or load it with the runtime of the kiln that wrote it)");
-  // Files of earlier formats (3: convolutions without layout and epilogue; 2: steps without
-  // their ONNX nodes; 1: before per-buffer types) are refused the same way.
-  for (uint32_t old : {3u, 2u, 1u}) {
+  // Files of earlier formats (4: steps without their ONNX values; 3: convolutions without
+  // layout and epilogue; 2: steps without their ONNX nodes; 1: before per-buffer types) are
+  // refused the same way.
+  for (uint32_t old : {4u, 3u, 2u, 1u}) {
     write32(bytes, format::kVersionOffset, old);
     resealPlanBytes(bytes);
     EXPECT_PARSE_ERROR(bytes, "unknown plan format version " + std::to_string(old) +
-                                  "; this runtime reads version 4 only");
+                                  "; this runtime reads version 5 only");
   }
 }
 
@@ -176,7 +177,7 @@ TEST(PlanCorruption, NonCanonicalLayoutBehindValidChecksums) {
   std::vector<uint8_t> flags = good;
   write32(flags, format::kFlagsOffset, 4);
   resealPlanBytes(flags);
-  EXPECT_PARSE_ERROR(flags, "the header has flags 4 that format version 4 does not define");
+  EXPECT_PARSE_ERROR(flags, "the header has flags 4 that format version 5 does not define");
 
   std::vector<uint8_t> header = good;
   write32(header, format::kHeaderSizeOffset, 48);
@@ -217,13 +218,13 @@ TEST(PlanCorruption, GarbageLengthsDoNotAllocate) {
     const char *message;
   } cases[] = {
       {kStepCountAt, uint64_t(1) << 60, "section 'steps' is malformed at byte 0: step count says 1152921504606846976 "
-                                        "elements of at least 25 bytes, but only 41 bytes are left"},
+                                        "elements of at least 41 bytes, but only 57 bytes are left"},
       {kStepCountAt, ~uint64_t(0), "step count says 18446744073709551615 elements"},
-      {kStepCountAt, 2, "step count says 2 elements of at least 25 bytes, but only 41 bytes are left"},
-      {kNameLengthAt, uint64_t(1) << 40, "(in step 0 '') at byte 8: name says 1099511627776 elements of at least 1 bytes, but only 33"},
+      {kStepCountAt, 2, "step count says 2 elements of at least 41 bytes, but only 57 bytes are left"},
+      {kNameLengthAt, uint64_t(1) << 40, "(in step 0 '') at byte 8: name says 1099511627776 elements of at least 1 bytes, but only 49"},
       {kNodesCountAt, uint64_t(1) << 58, "(in step 0 '') at byte 24: nodes says 288230376151711744 elements of at "
-                                         "least 8 bytes, but only 17 bytes are left"},
-      {kNodesCountAt, 3, "nodes says 3 elements of at least 8 bytes, but only 17 bytes are left"},
+                                         "least 8 bytes, but only 33 bytes are left"},
+      {kNodesCountAt, 5, "nodes says 5 elements of at least 8 bytes, but only 33 bytes are left"},
   };
   for (const Case &c : cases) {
     std::vector<uint8_t> bytes = withStepsField(plan, c.at, c.value, 8);
@@ -276,7 +277,7 @@ TEST(PlanCorruption, TrailingBytesInASection) {
   // Claim one step fewer: the copy step's bytes are left over.
   write64(bytes, sectionOffset(bytes, SectionKind::Steps), 0);
   resealPlanBytes(bytes);
-  EXPECT_PARSE_ERROR(bytes, "section 'steps' is malformed at byte 8: 41 bytes are left over after the last element");
+  EXPECT_PARSE_ERROR(bytes, "section 'steps' is malformed at byte 8: 57 bytes are left over after the last element");
 }
 
 TEST(PlanCorruption, RandomGarbageNeverCrashes) {

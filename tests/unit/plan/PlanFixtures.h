@@ -104,11 +104,12 @@ inline Plan makeSamplePlan() {
   tail.block = {8, 8, 4};
   tail.sharedBytes = 128;
 
-  // name, op, the ONNX nodes covered (several for a fused step, none for the copy), params.
+  // name, op, the ONNX nodes covered (several for a fused step, none for the copy), params;
+  // the relu and the fc name the ONNX values they complete.
   plan.steps = {
       {"/conv1/Conv", "kiln.conv", {"/conv1/Conv"}, conv},
-      {"/relu1/Relu", "kiln.relu", {"/relu1/Relu"}, relu},
-      {"/fc/Gemm", "kiln.gemm", {"/fc/Gemm"}, fc},
+      {"/relu1/Relu", "kiln.relu", {"/relu1/Relu"}, relu, {"/relu1/Relu_output_0"}, {4}},
+      {"/fc/Gemm", "kiln.gemm", {"/fc/Gemm"}, fc, {"logits"}, {7}},
       {"/Reshape", "kiln.reshape", {}, copy},
       {"/up/ConvTranspose", "kiln.conv_transpose", {"/up/ConvTranspose"}, up},
       {"/bmm/MatMul", "kiln.matmul", {"/bmm/MatMul", "/bmm/Mul", "/bmm/Add"}, bmm},

@@ -158,7 +158,8 @@ TEST(PlanFormatDoc, TableNamesEveryFieldKind) {
   EXPECT_NE(gemm.find("buf a, buf b, buf d, opt<buf> c, opt<buf> bias` |"), std::string::npos) << gemm;
   EXPECT_EQ(kernel, "| kernel (kind 1) | `img image, str function, u32 grid[3], u32 block[3], u32 sharedBytes, "
                     "vec<buf> args` |\n");
-  EXPECT_EQ(recordRow<Step>(), "| step | `str name, str op, vec<str> nodes, u8 kind, params` |\n");
+  EXPECT_EQ(recordRow<Step>(),
+            "| step | `str name, str op, vec<str> nodes, u8 kind, params, vec<str> values, vec<buf> valueBuffers` |\n");
 }
 
 } // namespace

@@ -30,6 +30,12 @@ KernelStep &kernel(Plan &p, size_t step) { return std::get<KernelStep>(p.steps[s
 CopyStep &copy(Plan &p) { return std::get<CopyStep>(p.steps[3].params); }
 
 const BreakCase kCases[] = {
+    // The ONNX values a step completes: a name per buffer, buffers that exist.
+    {"ValueWithoutBuffer", [](Plan &p) { p.steps[2].valueBuffers.clear(); },
+     "step 2 '/fc/Gemm' (kiln.gemm): names 1 ONNX values but gives 0 buffers for them"},
+    {"ValueWithoutName", [](Plan &p) { p.steps[2].values = {""}; },
+     "step 2 '/fc/Gemm' (kiln.gemm): an ONNX value without a name"},
+    {"ValueBufferOutOfRange", [](Plan &p) { p.steps[2].valueBuffers = {99}; }, "step 2 '/fc/Gemm' (kiln.gemm): valueBuffers"},
     // Enum values this kiln does not know.
     {"UnknownInputDType", [](Plan &p) { p.inputs[0].dtype = static_cast<DType>(99); },
      "input 0 'x': dtype has the unknown dtype value 99 (this kiln knows 1=f32, 2=f16, 3=bf16,"},
