@@ -147,6 +147,19 @@ public:
   /// included in each step's time, so the sum exceeds a graph replay's compute time.
   StatusOr<std::vector<float>> profileSteps();
 
+  /// An ONNX value a step completed, copied to the host (runStepsObserved).
+  struct StepValue {
+    std::string name;
+    plan::DType dtype = plan::DType::F32;
+    std::vector<int64_t> shape; // as the plan stores it (channels-last values NHWC)
+    std::vector<uint8_t> bytes;
+  };
+  /// Runs once as run() does (so the arena holds the inputs last set), then the steps again
+  /// one by one without the graph, calling `afterStep(i, values)` once step i has finished
+  /// with the ONNX values it completed (plan::Step::values) copied to the host: what
+  /// `kiln run --dump` writes. An error from `afterStep` stops the pass and is returned.
+  Status runStepsObserved(const std::function<Status(size_t step, std::vector<StepValue> values)> &afterStep);
+
   /// Fills the whole activation arena with `byte` now, so a following run shows unwritten
   /// output elements as that pattern (tests use 0xFF: NaN for floats).
   Status poison(uint8_t byte);

@@ -386,6 +386,32 @@ StatusOr<std::vector<float>> ExecutionContext::profileSteps() {
   return ms;
 }
 
+Status ExecutionContext::runStepsObserved(
+    const std::function<Status(size_t step, std::vector<StepValue> values)> &afterStep) {
+  KILN_GUARD("runStepsObserved");
+  KILN_RETURN_IF_ERROR(impl_->sync());
+  KILN_RETURN_IF_ERROR(impl_->enqueueRun());
+  KILN_RETURN_IF_ERROR(impl_->sync());
+  const plan::Plan &plan = impl_->engine->plan;
+  cudaStream_t s = impl_->stream.get();
+  for (size_t i = 0; i < impl_->executors.size(); ++i) {
+    KILN_RETURN_IF_ERROR(impl_->executors[i]->enqueue(impl_->res));
+    KILN_RETURN_IF_ERROR(cudaStatus(cudaStreamSynchronize(s), "running the steps one by one"));
+    const plan::Step &step = plan.steps[i];
+    std::vector<StepValue> values;
+    for (size_t v = 0; v < step.values.size() && v < step.valueBuffers.size(); ++v) {
+      const plan::Buffer &buffer = plan.buffers[step.valueBuffers[v]];
+      StepValue value{step.values[v], buffer.dtype, buffer.shape, std::vector<uint8_t>(buffer.bytes)};
+      const void *device = runtime::bufferAddress(plan, step.valueBuffers[v], impl_->res);
+      KILN_RETURN_IF_ERROR(cudaStatus(cudaMemcpy(value.bytes.data(), device, buffer.bytes, cudaMemcpyDeviceToHost),
+                                      "copying a step's value to the host"));
+      values.push_back(std::move(value));
+    }
+    KILN_RETURN_IF_ERROR(afterStep(i, std::move(values)));
+  }
+  return Status::ok();
+}
+
 Status ExecutionContext::poison(uint8_t byte) {
   KILN_GUARD("poison");
   KILN_RETURN_IF_ERROR(impl_->sync());

@@ -2,8 +2,10 @@
 
 #include "Commands.h"
 #include "RuntimeSession.h"
+#include "ValueDump.h"
 
 #include "runtime/TensorData.h"
+#include "runtime/plan/Plan.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -24,7 +26,8 @@ const char *const kRunOverview =
 come from the timing cache or are timed now), sets the inputs, fills the activation arena with
 0xFF (so an output element no step wrote shows as NaN), runs, and prints each output's
 min/max/mean. With --output-dir each output is written as <output name>.npy (bf16 and f8 as
-float32).
+float32). With --dump it then runs the steps one by one and writes every intermediate ONNX
+value the plan completes, for `kiln compare` against another plan or `kiln eval --dump`.
 
 Exit status: 0 on success, 1 when the plan cannot be loaded or run, 2 on a usage error.
 )";
@@ -36,14 +39,51 @@ public:
         sessionFlags(sub, categories),
         outputDir("output-dir", cl::value_desc("dir"),
                   cl::desc("Where to write the outputs (default: print the summary only)"), cl::sub(sub),
-                  cl::cat(categories.output)) {}
+                  cl::cat(categories.output)),
+        dumpDir("dump", cl::value_desc("dir"),
+                cl::desc("Then run the steps again one by one and write every ONNX value the plan\n"
+                         "completes (kiln inspect: values=[...]) as <dir>/<NNNN>_<name>.npy with\n"
+                         "<dir>/manifest.json, as computed (bf16 as float32, channels-last NHWC):\n"
+                         "the GPU side of `kiln compare`"),
+                cl::sub(sub), cl::cat(categories.output)) {}
 
   int run() override;
 
 private:
+  /// `kiln run --dump`: every step's completed values through a ValueDumpWriter.
+  int dumpValues(Session &session, const std::string &planPath, const std::string &dir);
+
   SessionFlags sessionFlags;
   cl::opt<std::string> outputDir;
+  cl::opt<std::string> dumpDir;
 };
+
+int RunCommand::dumpValues(Session &session, const std::string &planPath, const std::string &dir) {
+  auto plan = plan::readPlanFile(planPath);
+  if (!plan.isOk())
+    return failure(plan.status().message());
+  auto writer = ValueDumpWriter::create(dir);
+  if (!writer)
+    return failure(llvm::toString(writer.takeError()));
+  const std::vector<plan::Step> &steps = plan.value().steps;
+  Status status = session.context->runStepsObserved(
+      [&](size_t i, std::vector<ExecutionContext::StepValue> values) -> Status {
+        for (ExecutionContext::StepValue &value : values) {
+          llvm::Error err = writer->add(value.name, runtime::npyFromBytes(value.bytes, value.dtype, value.shape),
+                                        std::string(plan::dtypeName(value.dtype)), steps[i].op, steps[i].nodes, {});
+          if (err)
+            return Status(runtime::StatusCode::kInvalidArgument, llvm::toString(std::move(err)));
+        }
+        return Status::ok();
+      });
+  if (!status.isOk())
+    return failure(status.message());
+  auto count = writer->finish("gpu", planPath, plan.value().metadata.precision);
+  if (!count)
+    return failure(llvm::toString(count.takeError()));
+  llvm::outs() << "dumped " << *count << " values into " << dir << "\n";
+  return kExitOk;
+}
 
 int RunCommand::run() {
   auto parsed = sessionFlags.sessionOptions();
@@ -86,6 +126,8 @@ int RunCommand::run() {
     if (!status.isOk())
       return fail(status);
   }
+  if (!dumpDir.empty())
+    return dumpValues(*session, options.plan, dumpDir);
   return kExitOk;
 }
 

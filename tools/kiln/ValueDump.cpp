@@ -56,39 +56,52 @@ llvm::Expected<ValueDumpWriter> ValueDumpWriter::create(std::string dir) {
 llvm::Error ValueDumpWriter::observe(mlir::Operation *op, llvm::ArrayRef<interp::Tensor> results) {
   std::vector<std::string> names = onnxValueNames(op);
   for (auto [i, name] : llvm::enumerate(names)) {
-    if (name.empty() || !written_.insert(name).second)
+    if (name.empty() || written_.count(name))
       continue;
     const interp::Tensor &t = results[i];
-    char prefix[16];
-    std::snprintf(prefix, sizeof prefix, "%04zu_", entries_.size());
-    std::string file = prefix + runtime::npyFileName(name);
-    llvm::SmallString<256> path(dir_);
-    llvm::sys::path::append(path, file);
     auto array = tensorToNpy(t);
     if (!array)
       return array.takeError();
-    if (runtime::Status status = runtime::writeNpy(std::string(path), *array); !status.isOk())
-      return dumpError(status.message());
     std::string type;
     llvm::raw_string_ostream os(type);
     os << t.element;
-    llvm::json::Array shape, nodes, inputs;
-    for (int64_t d : t.shape)
-      shape.push_back(d);
-    for (const std::string &node : nodeNames(op->getLoc()))
-      nodes.push_back(node);
+    std::vector<std::string> inputs;
     std::set<std::string> seen;
     for (mlir::Value operand : op->getOperands())
       if (std::string input = sourceValueName(operand); !input.empty() && seen.insert(input).second)
         inputs.push_back(input);
-    entries_.push_back(llvm::json::Object{{"name", name},
-                                          {"file", file},
-                                          {"dtype", type},
-                                          {"shape", std::move(shape)},
-                                          {"op", op->getName().getStringRef()},
-                                          {"nodes", std::move(nodes)},
-                                          {"inputs", std::move(inputs)}});
+    if (llvm::Error err = add(name, *array, type, op->getName().getStringRef().str(), nodeNames(op->getLoc()), inputs))
+      return err;
   }
+  return llvm::Error::success();
+}
+
+llvm::Error ValueDumpWriter::add(const std::string &name, const runtime::NpyArray &array, const std::string &dtype,
+                                 const std::string &op, const std::vector<std::string> &nodes,
+                                 const std::vector<std::string> &inputs) {
+  if (!written_.insert(name).second)
+    return llvm::Error::success();
+  char prefix[16];
+  std::snprintf(prefix, sizeof prefix, "%04zu_", entries_.size());
+  std::string file = prefix + runtime::npyFileName(name);
+  llvm::SmallString<256> path(dir_);
+  llvm::sys::path::append(path, file);
+  if (runtime::Status status = runtime::writeNpy(std::string(path), array); !status.isOk())
+    return dumpError(status.message());
+  llvm::json::Array shape, nodeList, inputList;
+  for (int64_t d : array.shape)
+    shape.push_back(d);
+  for (const std::string &node : nodes)
+    nodeList.push_back(node);
+  for (const std::string &input : inputs)
+    inputList.push_back(input);
+  entries_.push_back(llvm::json::Object{{"name", name},
+                                        {"file", file},
+                                        {"dtype", dtype},
+                                        {"shape", std::move(shape)},
+                                        {"op", op},
+                                        {"nodes", std::move(nodeList)},
+                                        {"inputs", std::move(inputList)}});
   return llvm::Error::success();
 }
 

@@ -1,13 +1,15 @@
 //===- ValueDump.h - intermediate values on disk, by ONNX name -*- C++ -*-===//
 //
-// A dump directory holds the ONNX values one evaluation computed (`kiln eval --dump`): one
+// A dump directory holds the ONNX values one evaluation computed (`kiln eval --dump` in the
+// interpreter, `kiln run --dump` on the GPU, step by step): one
 // .npy per value, named <NNNN>_<name>.npy in evaluation order, and manifest.json:
 //
-//   {"source": "interpreter", "model": ..., "precision": "bf16",
+//   {"source": "interpreter" or "gpu", "model": ..., "precision": "bf16",
 //    "values": [{"name", "file", "dtype", "shape", "op", "nodes": [...], "inputs": [...]}]}
 //
 // `inputs` are the ONNX values (or graph inputs) the op read, looking through the casts,
-// transposes and reshapes passes insert; `kiln compare` uses them to say where error grows.
+// transposes and reshapes passes insert; `kiln compare` uses them to say where error grows (a
+// plan does not record them: a GPU dump's lists are empty).
 // Shapes are as computed: channels-last values are NHWC.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +17,7 @@
 #define KILN_TOOLS_KILN_VALUEDUMP_H
 
 #include "ir/Interpreter/Tensor.h"
+#include "runtime/Npy.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/Support/Error.h"
@@ -35,6 +38,12 @@ public:
 
   /// Writes each named result of `op` (onnxValueNames) not written before.
   llvm::Error observe(mlir::Operation *op, llvm::ArrayRef<interp::Tensor> results);
+  /// Writes one value (unless one of that name was written before): `array` as .npy and its
+  /// manifest entry, `dtype` the element type it was computed in ("bf16" for a float32 array
+  /// of bf16 values).
+  llvm::Error add(const std::string &name, const runtime::NpyArray &array, const std::string &dtype,
+                  const std::string &op, const std::vector<std::string> &nodes,
+                  const std::vector<std::string> &inputs);
   /// Writes manifest.json; returns how many values were dumped.
   llvm::Expected<size_t> finish(llvm::StringRef source, llvm::StringRef model, llvm::StringRef precision);
 

@@ -61,6 +61,7 @@
 // EXEC-DAG: --timing-cache=<file>
 // EXEC-DAG: --no-graph
 // EXEC-DAG: --output-dir=<dir>
+// EXEC-DAG: --dump=<dir> {{.*}}Then run the steps again one by one
 // EXEC-DAG: --quiet
 
 // BENCH: times, bottlenecks and achieved FLOP rates: `kiln profile`
