@@ -306,6 +306,10 @@ int CompareCommand::run() {
     os << "  " << join(row.b->nodes) << (row.layout == "same" ? "" : " [" + row.layout + "]") << "\n";
   }
   os << "\n  culprits (relative error gained from the node's inputs to its output):\n";
+  bool edges = std::any_of(a->values.begin(), a->values.end(), [](const DumpedValue &v) { return !v.inputs.empty(); });
+  if (!edges && !rows.empty())
+    os << "    (A lists no value's inputs, as a plan's dump does not: ranked by error alone; put the\n"
+          "    interpreter's dump, `kiln eval --dump`, first to rank by growth)\n";
   if (culprits.empty())
     os << "    none: no value has more error than its inputs\n";
   for (auto [i, row] : llvm::enumerate(culprits))
