@@ -143,7 +143,7 @@ public:
 
   /// Milliseconds of every plan step (in plan order), measured by running the steps once one by
   /// one (no graph) with a CUDA event between consecutive steps, on the inputs last set. The
-  /// per-step view of `kiln bench --profile`: which layer is the bottleneck. Launch gaps are
+  /// per-step view of `kiln profile`: which layer is the bottleneck. Launch gaps are
   /// included in each step's time, so the sum exceeds a graph replay's compute time.
   StatusOr<std::vector<float>> profileSteps();
 
@@ -190,7 +190,7 @@ public:
   TuningStats tuningStats() const;
   /// The library algorithm each step runs with, in plan order, as the timing cache writes it
   /// ("graph engine=6 knobs=... ws=...", "gemm algo=...", "conv algo=1 math=1 ws=..."); empty
-  /// for steps that are generated kernels or copies. What `kiln bench --profile` reports.
+  /// for steps that are generated kernels or copies. What `kiln profile` and `kiln bench` report.
   std::vector<std::string> stepAlgorithms() const;
   /// The workspace each context allocates (max over the chosen algorithms).
   uint64_t workspaceBytes() const;
