@@ -10,7 +10,8 @@ still computes: in fp32 every node output but the conv's that BatchNormalization
 into; in bf16 also none of the values a fused conv group keeps inside (conv, BN). A value named
 after the wrong node (the folded conv still called c1, say) fails. Then `kiln compare` of the
 fp32 dump (A) with the bf16 dump (B), as JSON: the values both hold in A's order, each error
-recomputed here from the files, the values only A holds, and the culprits ranked by the error
+recomputed here from the files, the values only A holds, the one metadata difference (the
+precision), and the culprits ranked by the error
 a value gains over its inputs (an input B fused away brings its own inputs' error). Prints one
 line per check; exits 1 on any failure.
 """
@@ -122,6 +123,9 @@ def check_compare(kiln, work):
     expected = sorted((n for n in growth if growth[n] > 0), key=lambda n: -growth[n])
     if got["culprits"] != expected:
         return f"culprits {got['culprits']}, expected {expected}"
+    diff = {d["key"]: (d["a"], d["b"]) for d in got["metadata_diff"]}
+    if diff != {"precision": ("fp32", "bf16")}:
+        return f"metadata_diff {got['metadata_diff']}: the dumps differ in their precision only"
     if "r2" not in expected or growth["r2"] >= rel["r2"]:
         return "r2's input c2 was fused away in bf16: its growth should start from p1's error"
     return None

@@ -23,7 +23,9 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <optional>
+#include <tuple>
 
 namespace kiln::cli {
 
@@ -38,7 +40,9 @@ pass options). B is judged against A: for every ONNX value both computed, in A's
 max absolute error, the max error relative to max |A| and the cosine similarity; then the
 culprits, the values whose relative error exceeds the largest of their inputs' by the most
 (where the error grows, not where it arrives). Channels-last values are compared in the other
-side's layout. Values only one side computed (folded, or kept inside a fused step) are listed.
+side's layout. Values only one side computed (folded, or kept inside a fused step) are listed,
+and so is every difference in how the two were computed (compiler, precision and pass options
+for the interpreter; compiler, library versions, arena and weights for a plan).
 
 Exit status: 0 on success, 1 when a dump cannot be read, 2 on a usage error.
 )";
@@ -101,6 +105,21 @@ std::vector<double> permuted(const std::vector<double> &values, const std::vecto
 
 std::vector<int64_t> permuteShape(const std::vector<int64_t> &s, bool toLast) {
   return toLast ? std::vector<int64_t>{s[0], s[2], s[3], s[1]} : std::vector<int64_t>{s[0], s[3], s[1], s[2]};
+}
+
+/// (key, A's value, B's value) for every metadata key whose values differ ("" where a side
+/// has none): the compiler, options and library versions behind each dump.
+std::vector<std::tuple<std::string, std::string, std::string>> metadataDifferences(const Dump &a, const Dump &b) {
+  std::map<std::string, std::pair<std::string, std::string>> both;
+  for (const auto &[key, value] : a.metadata)
+    both[key].first = value;
+  for (const auto &[key, value] : b.metadata)
+    both[key].second = value;
+  std::vector<std::tuple<std::string, std::string, std::string>> out;
+  for (const auto &[key, values] : both)
+    if (values.first != values.second)
+      out.emplace_back(key, values.first, values.second);
+  return out;
 }
 
 struct Row {
@@ -272,7 +291,11 @@ int CompareCommand::run() {
     }
     for (const Row *row : culprits)
       culpritNames.push_back(row->a->name);
+    llvm::json::Array metadataDiff;
+    for (const auto &[key, va, vb] : metadataDifferences(*a, *b))
+      metadataDiff.push_back(llvm::json::Object{{"key", key}, {"a", va}, {"b", vb}});
     llvm::json::Value result(llvm::json::Object{{"a", side(*a)},
+                                                {"metadata_diff", std::move(metadataDiff)},
                                                 {"b", side(*b)},
                                                 {"values", std::move(values)},
                                                 {"only_a", strings(onlyA)},
@@ -289,6 +312,8 @@ int CompareCommand::run() {
   llvm::raw_ostream &os = llvm::outs();
   os << "compare A " << a->dir << " (" << a->source << ", " << a->precision << ") with B " << b->dir << " ("
      << b->source << ", " << b->precision << ")" << (a->model != b->model ? ": different models!" : "") << "\n";
+  for (const auto &[key, va, vb] : metadataDifferences(*a, *b))
+    os << "  " << key << ": " << (va.empty() ? "-" : va) << " -> " << (vb.empty() ? "-" : vb) << "\n";
   os << "  " << rows.size() << " values in both";
   if (!onlyA.empty())
     os << "; only in A (folded or fused in B): " << join(onlyA);

@@ -160,7 +160,19 @@ int EvalCommand::run() {
       return failure("cannot create '" + outputDir + "': " + ec.message());
   llvm::outs() << "evaluated " << model.path() << " in " << llvm::format("%.3f", seconds) << " s\n";
   if (dump) {
-    auto count = dump->finish("interpreter", model.path(), precisionName(pipeline.pipelineOptions().precision));
+    PipelineOptions o = pipeline.pipelineOptions();
+    std::string keep, force;
+    for (const std::string &target : o.keepFp32)
+      keep += (keep.empty() ? "" : ",") + target;
+    for (const PrecisionOverride &f : o.forcePrecision)
+      force += (force.empty() ? "" : ",") + f.target + "=" + precisionName(f.precision).str();
+    std::map<std::string, std::string> metadata{
+        {"compiler", KILN_VERSION},          {"precision", precisionName(o.precision).str()},
+        {"strict_fp32", o.strictFp32 ? "yes" : "no"}, {"keep_fp32", keep},
+        {"force_precision", force},          {"fusion", o.fuse ? "yes" : "no"},
+        {"fused_attention", o.fuseAttention ? "yes" : "no"}, {"exact_gelu", o.exactGelu ? "yes" : "no"},
+        {"layout", layoutName(o.layout).str()}};
+    auto count = dump->finish("interpreter", model.path(), precisionName(o.precision), metadata);
     if (!count)
       return failure(llvm::toString(count.takeError()));
     llvm::outs() << "dumped " << *count << " values into " << dumpDir << "\n";

@@ -78,7 +78,19 @@ int RunCommand::dumpValues(Session &session, const std::string &planPath, const 
       });
   if (!status.isOk())
     return failure(status.message());
-  auto count = writer->finish("gpu", planPath, plan.value().metadata.precision);
+  const plan::Metadata &m = plan.value().metadata;
+  auto version = [](uint32_t v) { return std::to_string(v); };
+  std::map<std::string, std::string> metadata{{"compiler", m.compilerVersion},
+                                              {"precision", m.precision},
+                                              {"model", m.model},
+                                              {"compute_capability", version(m.computeCapability)},
+                                              {"cuda", version(m.cudaVersion)},
+                                              {"cudnn", version(m.cudnnVersion)},
+                                              {"cublaslt", version(m.cublasLtVersion)},
+                                              {"arena_bytes", std::to_string(m.arenaBytes)},
+                                              {"weights_bytes", std::to_string(plan.value().weights.size())},
+                                              {"steps", std::to_string(steps.size())}};
+  auto count = writer->finish("gpu", planPath, m.precision, metadata);
   if (!count)
     return failure(llvm::toString(count.takeError()));
   llvm::outs() << "dumped " << *count << " values into " << dir << "\n";

@@ -106,7 +106,8 @@ llvm::Error ValueDumpWriter::add(const std::string &name, const runtime::NpyArra
 }
 
 llvm::Expected<size_t> ValueDumpWriter::finish(llvm::StringRef source, llvm::StringRef model,
-                                               llvm::StringRef precision) {
+                                               llvm::StringRef precision,
+                                               const std::map<std::string, std::string> &metadata) {
   llvm::SmallString<256> path(dir_);
   llvm::sys::path::append(path, "manifest.json");
   std::error_code ec;
@@ -114,9 +115,13 @@ llvm::Expected<size_t> ValueDumpWriter::finish(llvm::StringRef source, llvm::Str
   if (ec)
     return dumpError("cannot write '" + path + "': " + ec.message());
   size_t count = entries_.size();
+  llvm::json::Object meta;
+  for (const auto &[key, value] : metadata)
+    meta[key] = value;
   os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{{"source", source},
                                                                     {"model", model},
                                                                     {"precision", precision},
+                                                                    {"metadata", std::move(meta)},
                                                                     {"values", std::move(entries_)}}))
      << "\n";
   entries_ = llvm::json::Array();
@@ -146,6 +151,10 @@ llvm::Expected<Dump> readDump(const std::string &dir) {
   dump.source = text(*root, "source");
   dump.model = text(*root, "model");
   dump.precision = text(*root, "precision");
+  if (const llvm::json::Object *meta = root->getObject("metadata"))
+    for (const auto &[key, value] : *meta)
+      if (auto s = value.getAsString())
+        dump.metadata[key.str()] = s->str();
   for (auto [i, entry] : llvm::enumerate(*values)) {
     const llvm::json::Object *o = entry.getAsObject();
     if (!o || !o->getString("name") || !o->getString("file") || !o->getArray("shape"))

@@ -4,7 +4,7 @@
 // interpreter, `kiln run --dump` on the GPU, step by step): one
 // .npy per value, named <NNNN>_<name>.npy in evaluation order, and manifest.json:
 //
-//   {"source": "interpreter" or "gpu", "model": ..., "precision": "bf16",
+//   {"source": "interpreter" or "gpu", "model": ..., "precision": "bf16", "metadata": {...},
 //    "values": [{"name", "file", "dtype", "shape", "op", "nodes": [...], "inputs": [...]}]}
 //
 // `inputs` are the ONNX values (or graph inputs) the op read, looking through the casts,
@@ -23,6 +23,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,8 +45,11 @@ public:
   llvm::Error add(const std::string &name, const runtime::NpyArray &array, const std::string &dtype,
                   const std::string &op, const std::vector<std::string> &nodes,
                   const std::vector<std::string> &inputs);
-  /// Writes manifest.json; returns how many values were dumped.
-  llvm::Expected<size_t> finish(llvm::StringRef source, llvm::StringRef model, llvm::StringRef precision);
+  /// Writes manifest.json; returns how many values were dumped. `metadata` says how the values
+  /// were computed (compiler version, pipeline options, library versions, ...): what `kiln
+  /// compare` diffs.
+  llvm::Expected<size_t> finish(llvm::StringRef source, llvm::StringRef model, llvm::StringRef precision,
+                                const std::map<std::string, std::string> &metadata);
 
 private:
   explicit ValueDumpWriter(std::string dir) : dir_(std::move(dir)) {}
@@ -64,6 +68,7 @@ struct DumpedValue {
 /// A dump directory's manifest.
 struct Dump {
   std::string dir, source, model, precision;
+  std::map<std::string, std::string> metadata;
   std::vector<DumpedValue> values;
 };
 
