@@ -187,6 +187,11 @@ public:
   const std::vector<TensorDesc> &inputs() const;
   const std::vector<TensorDesc> &outputs() const;
   const plan::Metadata &metadata() const;
+  /// The loaded plan: steps, buffers and metadata (its weights live on the device only, so
+  /// `weights` is empty here; weightsBytes() says their size). What the tools read per step.
+  const plan::Plan &plan() const;
+  /// The bytes of weights uploaded to the device.
+  uint64_t weightsBytes() const;
   TuningStats tuningStats() const;
   /// The library algorithm each step runs with, in plan order, as the timing cache writes it
   /// ("graph engine=6 knobs=... ws=...", "gemm algo=...", "conv algo=1 math=1 ws=..."); empty

@@ -161,6 +161,15 @@ double elementAsDouble(const uint8_t *data, plan::DType dtype, int64_t k) {
   return 0;
 }
 
+std::optional<plan::DType> dtypeOfNpy(const std::string &npyDtype) {
+  using plan::DType;
+  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::Bool, DType::I8, DType::U8, DType::I16, DType::U16,
+                      DType::I32, DType::U32, DType::I64, DType::U64})
+    if (sameDtype(npyDtype, npyDtypeOf(dtype)))
+      return dtype;
+  return std::nullopt;
+}
+
 StatusOr<std::vector<uint8_t>> bytesFromNpy(const NpyArray &array, const plan::TensorBinding &binding) {
   std::string want = npyDtypeOf(binding.dtype);
   bool widened = binding.dtype == plan::DType::BF16 || binding.dtype == plan::DType::F8E4M3FN;

@@ -13,6 +13,7 @@
 #include "runtime/plan/Plan.h"
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ NpyArray npyFromBytes(const std::vector<uint8_t> &bytes, plan::DType dtype, cons
 std::vector<uint8_t> randomBytes(plan::DType dtype, int64_t count, std::mt19937_64 &rng);
 /// Element k as a double.
 double elementAsDouble(const uint8_t *data, plan::DType dtype, int64_t k);
+/// The element type an .npy dtype holds ("<f4" is f32: bf16/f8 travel as float32), or nullopt
+/// for one Kiln has no type for.
+std::optional<plan::DType> dtypeOfNpy(const std::string &npyDtype);
 
 struct TensorStats {
   double min = 0, max = 0, mean = 0;

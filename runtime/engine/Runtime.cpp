@@ -133,6 +133,8 @@ Engine::~Engine() = default;
 const std::vector<TensorDesc> &Engine::inputs() const { return state_->inputs; }
 const std::vector<TensorDesc> &Engine::outputs() const { return state_->outputs; }
 const plan::Metadata &Engine::metadata() const { return state_->plan.metadata; }
+const plan::Plan &Engine::plan() const { return state_->plan; }
+uint64_t Engine::weightsBytes() const { return state_->weights.bytes(); }
 TuningStats Engine::tuningStats() const { return state_->stats; }
 std::vector<std::string> Engine::stepAlgorithms() const {
   std::vector<std::string> out;

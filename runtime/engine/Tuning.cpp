@@ -190,8 +190,7 @@ Status tuneEngine(Engine::State &engine, Runtime::State &runtime) {
   engine.stats.cudnnPlansStored = plansAfter.stored - plansBefore.stored;
   engine.stats.cudnnPlansUnstorable = plansAfter.unstorable - plansBefore.unstorable;
   std::string plans;
-  if (plansAfter.loaded + plansAfter.stored + plansAfter.unstorable !=
-      plansBefore.loaded + plansBefore.stored + plansBefore.unstorable)
+  if (engine.stats.cudnnPlansLoaded + engine.stats.cudnnPlansStored + engine.stats.cudnnPlansUnstorable)
     plans = "; cuDNN plans: " + std::to_string(engine.stats.cudnnPlansLoaded) + " loaded, " +
             std::to_string(engine.stats.cudnnPlansStored) + " built and stored, " +
             std::to_string(engine.stats.cudnnPlansUnstorable) + " built (not serializable)";

@@ -1,6 +1,7 @@
 //===- NpyTest.cpp - .npy reading and writing ------------------------------===//
 
 #include "runtime/Npy.h"
+#include "runtime/TensorData.h"
 
 #include <gtest/gtest.h>
 
@@ -82,3 +83,17 @@ TEST(Npy, WriteThenRead) {
 }
 
 } // namespace
+
+// What `kiln compare` reads dumps with: each .npy dtype back to the element type it holds.
+TEST(Npy, DtypesMapBackToElementTypes) {
+  using kiln::plan::DType;
+  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::Bool, DType::I8, DType::U8, DType::I16, DType::U16,
+                      DType::I32, DType::U32, DType::I64, DType::U64}) {
+    NpyArray array = npyFromBytes(std::vector<uint8_t>(kiln::plan::dtypeBytes(dtype)), dtype, {1});
+    EXPECT_EQ(dtypeOfNpy(array.dtype), dtype) << array.dtype;
+  }
+  EXPECT_EQ(dtypeOfNpy("<u1"), DType::U8); // one-byte types: '<' or '|'
+  EXPECT_EQ(dtypeOfNpy("<c8"), std::nullopt);
+  // bf16 travels as float32: it reads back as f32.
+  EXPECT_EQ(dtypeOfNpy(npyFromBytes({0, 0}, DType::BF16, {1}).dtype), DType::F32);
+}

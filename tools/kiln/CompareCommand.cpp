@@ -11,6 +11,7 @@
 #include "ValueDump.h"
 
 #include "runtime/Npy.h"
+#include "runtime/TensorData.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringMap.h"
@@ -21,7 +22,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -55,35 +55,15 @@ llvm::Expected<std::vector<double>> loadValues(const Dump &dump, const DumpedVal
   if (!array.isOk())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), array.status().message());
   const runtime::NpyArray &a = array.value();
-  size_t size = runtime::NpyArray::elementSize(a.dtype);
-  size_t count = size ? a.data.size() / size : 0;
+  std::optional<plan::DType> dtype = runtime::dtypeOfNpy(a.dtype);
+  if (!dtype)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   std::string(path) + ": dtype " + a.dtype + " cannot be compared");
+  size_t count = a.data.size() / plan::dtypeBytes(*dtype);
   std::vector<double> out(count);
-  const char *p = a.data.data();
-  char kind = a.dtype.size() == 3 ? a.dtype[1] : 0;
-  for (size_t k = 0; k < count; ++k) {
-    const char *e = p + k * size;
-    if (a.dtype == "<f4") { float v; std::memcpy(&v, e, 4); out[k] = v; }
-    else if (a.dtype == "<f8") { std::memcpy(&out[k], e, 8); }
-    else if (a.dtype == "<f2") {
-      uint16_t h; std::memcpy(&h, e, 2);
-      int exponent = (h >> 10) & 31, mantissa = h & 1023;
-      double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
-                         : exponent == 31 ? (mantissa ? NAN : INFINITY)
-                                          : std::ldexp(1024 + mantissa, exponent - 25);
-      out[k] = (h & 0x8000) ? -magnitude : magnitude;
-    } else if (kind == 'i' || kind == 'u' || kind == 'b') {
-      int64_t v = 0;
-      uint64_t raw = 0;
-      std::memcpy(&raw, e, size);
-      if (kind == 'i' && size < 8 && (raw >> (8 * size - 1)) & 1)
-        raw |= ~uint64_t(0) << (8 * size);
-      std::memcpy(&v, &raw, 8);
-      out[k] = kind == 'u' || kind == 'b' ? static_cast<double>(raw) : static_cast<double>(v);
-    } else {
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     std::string(path) + ": dtype " + a.dtype + " cannot be compared");
-    }
-  }
+  const uint8_t *data = reinterpret_cast<const uint8_t *>(a.data.data());
+  for (size_t k = 0; k < count; ++k)
+    out[k] = runtime::elementAsDouble(data, *dtype, static_cast<int64_t>(k));
   return out;
 }
 

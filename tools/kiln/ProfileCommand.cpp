@@ -140,9 +140,7 @@ int ProfileCommand::run() {
   std::unique_ptr<Session> session = openSession(prefix(), options);
   if (!session)
     return kExitFailure;
-  auto plan = plan::readPlanFile(options.plan);
-  if (!plan.isOk())
-    return failure(plan.status().message());
+  const plan::Plan &plan = session->engine->plan();
   auto peaks = session->runtime->devicePeaks();
   if (!peaks.isOk())
     return failure(peaks.status().message());
@@ -150,8 +148,8 @@ int ProfileCommand::run() {
   if (!request.isOk())
     return failure(request.status().message());
 
-  const std::vector<plan::Step> &steps = plan.value().steps;
-  std::vector<std::vector<float>> samples(steps.size());
+  const std::vector<plan::Step> &steps = plan.steps;
+  std::vector<std::vector<double>> samples(steps.size());
   for (int64_t p = 0; p < passes; ++p) {
     auto ms = session->context->profileSteps();
     if (!ms.isOk())
@@ -170,9 +168,9 @@ int ProfileCommand::run() {
     row.index = i;
     row.step = &steps[i];
     row.algorithm = i < algorithms.size() ? algorithmLabel(algorithms[i]) : "";
-    row.ms = percentile(std::vector<double>(samples[i].begin(), samples[i].end()), 0.5);
+    row.ms = percentile(samples[i], 0.5);
     total += row.ms;
-    row.work = plan::stepWork(plan.value(), steps[i]);
+    row.work = plan::stepWork(plan, steps[i]);
     double seconds = std::max(row.ms, 1e-6) * 1e-3;
     row.tflops = row.work.flops / seconds / 1e12;
     row.gbs = row.work.bytes / seconds / 1e9;

@@ -59,13 +59,11 @@ private:
 };
 
 int RunCommand::dumpValues(Session &session, const std::string &planPath, const std::string &dir) {
-  auto plan = plan::readPlanFile(planPath);
-  if (!plan.isOk())
-    return failure(plan.status().message());
   auto writer = ValueDumpWriter::create(dir);
   if (!writer)
     return failure(llvm::toString(writer.takeError()));
-  const std::vector<plan::Step> &steps = plan.value().steps;
+  const plan::Plan &plan = session.engine->plan();
+  const std::vector<plan::Step> &steps = plan.steps;
   Status status = session.context->runStepsObserved(
       [&](size_t i, std::vector<ExecutionContext::StepValue> values) -> Status {
         for (ExecutionContext::StepValue &value : values) {
@@ -78,7 +76,7 @@ int RunCommand::dumpValues(Session &session, const std::string &planPath, const 
       });
   if (!status.isOk())
     return failure(status.message());
-  const plan::Metadata &m = plan.value().metadata;
+  const plan::Metadata &m = plan.metadata;
   auto version = [](uint32_t v) { return std::to_string(v); };
   std::map<std::string, std::string> metadata{{"compiler", m.compilerVersion},
                                               {"precision", m.precision},
@@ -88,7 +86,7 @@ int RunCommand::dumpValues(Session &session, const std::string &planPath, const 
                                               {"cudnn", version(m.cudnnVersion)},
                                               {"cublaslt", version(m.cublasLtVersion)},
                                               {"arena_bytes", std::to_string(m.arenaBytes)},
-                                              {"weights_bytes", std::to_string(plan.value().weights.size())},
+                                              {"weights_bytes", std::to_string(session.engine->weightsBytes())},
                                               {"steps", std::to_string(steps.size())}};
   auto count = writer->finish("gpu", planPath, m.precision, metadata);
   if (!count)
