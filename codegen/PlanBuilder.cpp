@@ -399,6 +399,8 @@ llvm::Expected<plan::Plan> PlanBuilderImpl::build(mlir::Operation *function) {
   meta.cudnnVersion = CUDNN_VERSION;
   meta.cublasLtVersion = CUBLAS_VER_MAJOR * 10000 + CUBLAS_VER_MINOR * 100 + CUBLAS_VER_PATCH;
   meta.precision = options_.precision.empty() ? precisionName(options_.math) : options_.precision;
+  meta.precisionOverrides = options_.precisionOverrides;
+  meta.precisionChoice = options_.precisionChoice;
   meta.model = options_.modelName;
   plan_.setWeights(std::move(weights_));
   return std::move(plan_);

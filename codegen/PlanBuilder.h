@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace kiln::codegen {
 
@@ -26,6 +27,9 @@ struct CompileOptions {
   /// The `--precision` the module was optimized for ("fp32", "tf32", "bf16", "fp16"), recorded
   /// in the plan's metadata; empty means precisionName(math).
   std::string precision;
+  /// Recorded in the plan's metadata as they are (plan::Metadata says their form).
+  std::vector<std::string> precisionOverrides;
+  std::string precisionChoice;
   std::string modelName;  // recorded in the plan (file name only)
   uint32_t smVersion = 90;
   bool emitPtx = true;

@@ -45,7 +45,7 @@
 namespace kiln::plan {
 
 /// Format version of the container; bump on any incompatible change of the byte layout.
-inline constexpr uint32_t kFormatVersion = 5;
+inline constexpr uint32_t kFormatVersion = 6;
 /// Alignment of buffer offsets in the arena and in the weights blob.
 inline constexpr uint64_t kBufferAlignment = 256;
 /// Alignment of the weights blob's offset in the file (a page, so it can be memory-mapped).
@@ -389,7 +389,13 @@ struct Metadata {
   uint32_t cudaVersion = 0;     // CUDA toolkit (NVRTC) version, e.g. 13000
   uint32_t cudnnVersion = 0;    // cuDNN headers compiled against, e.g. 91900
   uint32_t cublasLtVersion = 0; // cuBLASLt headers compiled against, e.g. 130100
-  std::string precision;        // "fp32" or "tf32"
+  std::string precision;        // the --precision compiled for: "fp32", "tf32", "bf16", "fp16"
+  /// Per-node precision asked of the compiler or chosen by it: "--keep-fp32 TARGET",
+  /// "--force-precision TARGET=fp32", or "auto: NODE=fp32" for each node the precision search
+  /// kept in fp32, in the order they were given or ranked.
+  std::vector<std::string> precisionOverrides;
+  /// How `--precision auto` chose (budget, measured error, calibration inputs); "" otherwise.
+  std::string precisionChoice;
   std::string model;            // source model file name (no directory), for inspect
   uint64_t arenaBytes = 0;      // activation arena size (peak of the memory plan)
   uint64_t arenaLowerBound = 0; // liveness lower bound of the same program
@@ -401,6 +407,8 @@ struct Metadata {
     v("cudnnVersion", asLibraryVersion(self.cudnnVersion));
     v("cublasLtVersion", asLibraryVersion(self.cublasLtVersion));
     v("precision", self.precision);
+    v("precisionOverrides", self.precisionOverrides);
+    v("precisionChoice", self.precisionChoice);
     v("model", self.model);
     v("arenaBytes", self.arenaBytes);
     v("arenaLowerBound", self.arenaLowerBound);

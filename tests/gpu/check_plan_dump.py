@@ -4,7 +4,8 @@
 The bundled tiny CNN compiled in fp32 and bf16: the plan's dump (every step run alone, each
 value it completes copied out) must hold exactly the ONNX values the interpreter's dump of the
 same optimized module holds, and `kiln compare` of the two must find each within the bound of
-accumulation-order differences (fp32 1e-4, bf16 2e-2 of max |value|; cosine >= 0.9999).
+accumulation-order differences (fp32 1e-4, bf16 2e-2 of max |value|; cosine >= 0.9999); every
+dumped value names the step that completed it with its runner and time, which compare carries.
 Exits 77 (ctest's skip code) without a GPU.
 """
 import json
@@ -44,10 +45,21 @@ def check_case(kiln, work, case, compile_only):
         manifest = json.load(f)
     if manifest["source"] != "gpu" or not manifest["values"]:
         return f"GPU dump manifest: {manifest['source']}, {len(manifest['values'])} values"
+    # Each value names the step that completed it, timed alone; the steps' sum covers them.
+    steps = {}
+    for v in manifest["values"]:
+        step = v.get("step")
+        if not step or step["ms"] < 0 or step["runner"] not in ("cudnn", "cublaslt", "kernel", "attention", "copy"):
+            return f"{v['name']}: no timed step in the GPU dump ({step})"
+        steps[step["index"]] = step["ms"]
+    if not 0 < sum(steps.values()) <= manifest.get("steps_ms", 0) * (1 + 1e-9):
+        return f"the timed steps of the values sum to {sum(steps.values())} ms, all steps {manifest.get('steps_ms')}"
     proc = run([kiln, "compare", ref, gpu, "--json", "--top", "0"])
     if proc.returncode:
         return "compare: " + proc.stderr.strip()
     result = json.loads(proc.stdout)
+    if any("step_b" not in v or "step_a" in v for v in result["values"]) or "b" not in result.get("steps_ms", {}):
+        return "compare does not carry the GPU side's step times (step_b, steps_ms.b)"
     if result["only_a"] or result["only_b"]:
         return f"only in the interpreter's dump: {result['only_a']}; only in the GPU's: {result['only_b']}"
     for v in result["values"]:

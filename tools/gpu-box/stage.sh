@@ -9,11 +9,15 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 STAGE=build-gpu
 mkdir -p "$STAGE/tests"
-if [ ! -f build-static/build.ninja ]; then
-  cmake -S . -B build-static -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_STATIC_LLVM=ON -DKILN_BUILD_TESTS=OFF
+# A build/ configured with -DKILN_STATIC_LLVM=ON serves as it is (one compile instead of two on a
+# fresh machine); otherwise build-static/ is the static one.
+STATIC=build-static
+if grep -q '^KILN_STATIC_LLVM:BOOL=ON' build/CMakeCache.txt 2>/dev/null; then STATIC=build; fi
+if [ ! -f "$STATIC/build.ninja" ]; then
+  cmake -S . -B "$STATIC" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_STATIC_LLVM=ON -DKILN_BUILD_TESTS=OFF
 fi
-ninja -C build-static kiln
-cp build-static/tools/kiln "$STAGE/kiln"
+ninja -C "$STATIC" kiln
+cp "$STATIC/tools/kiln" "$STAGE/kiln"
 if [ ! -f build-gpu-tests/build.ninja ]; then
   cmake -S . -B build-gpu-tests -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_COMPILER=OFF \
     -DKILN_BUILD_KERNELS_ONLY=ON

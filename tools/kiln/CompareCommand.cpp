@@ -8,6 +8,7 @@
 
 #include "Commands.h"
 #include "CompareReport.h"
+#include "ValueError.h"
 #include "ValueDump.h"
 
 #include "runtime/Npy.h"
@@ -16,6 +17,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -25,6 +27,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 namespace kiln::cli {
@@ -36,7 +39,9 @@ namespace cl = llvm::cl;
 const char *const kCompareOverview =
     R"(Compares two evaluations of one model on the same inputs, value by value. A and B are value
 dumps: directories `kiln eval --dump DIR` writes (the interpreter at any precision and with any
-pass options). B is judged against A: for every ONNX value both computed, in A's order, the
+pass options) or `kiln run --dump DIR` writes (a plan on the GPU, with the runner, algorithm
+and time of the step that completed each value: both sides' times stand beside the error, and
+the sum of all steps above). B is judged against A: for every ONNX value both computed, in A's order, the
 max absolute error, the max error relative to max |A| and the cosine similarity; then the
 culprits, the values whose relative error exceeds the largest of their inputs' by the most
 (where the error grows, not where it arrives). Channels-last values are compared in the other
@@ -67,26 +72,6 @@ llvm::Expected<std::vector<double>> loadValues(const Dump &dump, const DumpedVal
   return out;
 }
 
-/// `values` of an NHWC tensor of `shape` ([N,H,W,C]) in NCHW order, or the reverse (toLast).
-std::vector<double> permuted(const std::vector<double> &values, const std::vector<int64_t> &shape, bool toLast) {
-  std::vector<double> out(values.size());
-  int64_t n = shape[0], d1 = shape[1], d2 = shape[2], d3 = shape[3];
-  // Source [n][d1][d2][d3] -> destination: toLast (NCHW->NHWC) [n][d2][d3][d1], else [n][d3][d1][d2].
-  for (int64_t a = 0; a < n; ++a)
-    for (int64_t i = 0; i < d1; ++i)
-      for (int64_t j = 0; j < d2; ++j)
-        for (int64_t k = 0; k < d3; ++k) {
-          int64_t src = ((a * d1 + i) * d2 + j) * d3 + k;
-          int64_t dst = toLast ? ((a * d2 + j) * d3 + k) * d1 + i : ((a * d3 + k) * d1 + i) * d2 + j;
-          out[dst] = values[src];
-        }
-  return out;
-}
-
-std::vector<int64_t> permuteShape(const std::vector<int64_t> &s, bool toLast) {
-  return toLast ? std::vector<int64_t>{s[0], s[2], s[3], s[1]} : std::vector<int64_t>{s[0], s[3], s[1], s[2]};
-}
-
 /// (key, A's value, B's value) for every metadata key whose values differ ("" where a side
 /// has none): the compiler, options and library versions behind each dump.
 std::vector<std::tuple<std::string, std::string, std::string>> metadataDifferences(const Dump &a, const Dump &b) {
@@ -104,29 +89,12 @@ std::vector<std::tuple<std::string, std::string, std::string>> metadataDifferenc
 
 struct Row {
   const DumpedValue *a = nullptr, *b = nullptr;
-  std::string layout = "same"; // or "b channels last", "a channels last"
-  std::string problem;          // why it could not be compared
-  double maxAbs = 0, maxRel = 0, cosine = 1;
+  Alignment alignment = Alignment::Same;
+  std::string problem; // why it could not be compared
+  ValueError error;
   double inputRel = 0; // the largest relative error among its compared inputs
   double growth = 0;
 };
-
-void measure(Row &row, const std::vector<double> &a, const std::vector<double> &b) {
-  double aMax = 0, dot = 0, aa = 0, bb = 0;
-  for (size_t k = 0; k < a.size(); ++k) {
-    row.maxAbs = std::max(row.maxAbs, std::fabs(b[k] - a[k]));
-    aMax = std::max(aMax, std::fabs(a[k]));
-    dot += a[k] * b[k];
-    aa += a[k] * a[k];
-    bb += b[k] * b[k];
-  }
-  // Any NaN on one side is an error of its own: make it show as one.
-  for (size_t k = 0; k < a.size(); ++k)
-    if (std::isnan(a[k]) != std::isnan(b[k]))
-      row.maxAbs = INFINITY;
-  row.maxRel = aMax > 0 ? row.maxAbs / aMax : row.maxAbs;
-  row.cosine = aa > 0 && bb > 0 ? dot / std::sqrt(aa * bb) : (aa == bb ? 1.0 : 0.0);
-}
 
 class CompareCommand : public Command {
 public:
@@ -141,7 +109,12 @@ public:
         html("html", cl::value_desc("file"),
              cl::desc("Also write the comparison as one self-contained HTML page: the error along the\n"
                       "graph with the culprits marked, B's precision per value, a sortable table"),
-             cl::sub(sub), cl::cat(categories.output)) {}
+             cl::sub(sub), cl::cat(categories.output)),
+        edges("edges", cl::value_desc("dump dir"),
+              cl::desc("Take which values feed which from this dump (`kiln eval --dump` of the same\n"
+                       "model) instead of A's: a plan's dump does not record them, so two plan dumps\n"
+                       "rank culprits by growth only with it"),
+              cl::sub(sub), cl::cat(categories.input)) {}
 
   int run() override;
 
@@ -150,6 +123,7 @@ private:
   cl::opt<bool> json;
   cl::opt<int64_t> top;
   cl::opt<std::string> html;
+  cl::opt<std::string> edges;
 };
 
 int CompareCommand::run() {
@@ -188,46 +162,46 @@ int CompareCommand::run() {
     if (!bv)
       return failure(llvm::toString(bv.takeError()));
     std::vector<double> bAligned = std::move(*bv);
-    if (row.b->shape != va.shape) {
-      if (va.shape.size() == 4 && row.b->shape == permuteShape(va.shape, true)) {
-        bAligned = permuted(bAligned, row.b->shape, /*toLast=*/false);
-        row.layout = "b channels last";
-      } else if (va.shape.size() == 4 && va.shape == permuteShape(row.b->shape, true)) {
-        bAligned = permuted(bAligned, row.b->shape, /*toLast=*/true);
-        row.layout = "a channels last";
-      } else {
-        row.problem = "shapes differ";
-      }
-    }
+    row.alignment = alignToA(bAligned, va.shape, row.b->shape);
+    if (row.alignment == Alignment::Mismatch)
+      row.problem = alignmentName(row.alignment);
     if (row.problem.empty() && bAligned.size() != av->size())
       row.problem = "sizes differ";
     if (row.problem.empty())
-      measure(row, *av, bAligned);
+      row.error = measureError(*av, bAligned);
     rowOf[va.name] = rows.size();
     rows.push_back(std::move(row));
   }
   for (const DumpedValue &vb : b->values)
     if (!inA.count(vb.name))
       onlyB.push_back(vb.name);
-  // The error a value's inputs bring: a compared input's own; an input only A computed (B fused
-  // or folded it) brings what its inputs bring, back to compared values or graph inputs (0).
-  llvm::StringMap<double> carried;
-  std::function<double(const std::string &, int)> errorOf = [&](const std::string &name, int depth) -> double {
-    if (auto it = rowOf.find(name); it != rowOf.end())
-      return rows[it->second].problem.empty() ? rows[it->second].maxRel : 0.0;
-    if (auto it = carried.find(name); it != carried.end())
-      return it->second;
-    double worst = 0;
-    if (auto it = inA.find(name); it != inA.end() && depth < 64)
-      for (const std::string &input : it->second->inputs)
-        worst = std::max(worst, errorOf(input, depth + 1));
-    carried[name] = worst;
-    return worst;
+  // Where error grows: over A's graph (a plan's dump lists no inputs), through values only A
+  // computed (B fused or folded them) back to compared values.
+  std::optional<Dump> graph;
+  if (!edges.empty()) {
+    auto read = readDump(edges);
+    if (!read)
+      return failure(llvm::toString(read.takeError()));
+    graph = std::move(*read);
+  }
+  const std::vector<DumpedValue> &graphValues = graph ? graph->values : a->values;
+  llvm::StringMap<ErrorEdge> errorEdges;
+  llvm::StringMap<std::vector<std::string>> inputsOf;
+  for (const DumpedValue &v : graphValues) {
+    ErrorEdge &edge = errorEdges[v.name];
+    edge.inputs = v.inputs;
+    inputsOf[v.name] = v.inputs;
+  }
+  for (const DumpedValue &va : a->values)
+    if (auto it = rowOf.find(va.name); it != rowOf.end())
+      errorEdges[va.name].maxRel = rows[it->second].problem.empty() ? rows[it->second].error.maxRel : 0.0;
+  auto lookup = [&](const std::string &name) -> const ErrorEdge * {
+    auto it = errorEdges.find(name);
+    return it == errorEdges.end() ? nullptr : &it->second;
   };
   for (Row &row : rows) {
-    for (const std::string &input : row.a->inputs)
-      row.inputRel = std::max(row.inputRel, errorOf(input, 0));
-    row.growth = row.problem.empty() ? row.maxRel - row.inputRel : 0;
+    row.inputRel = errorBroughtByInputs(inputsOf.lookup(row.a->name), lookup);
+    row.growth = row.problem.empty() ? row.error.maxRel - row.inputRel : 0;
   }
   std::vector<const Row *> culprits;
   for (const Row &row : rows)
@@ -257,13 +231,21 @@ int CompareCommand::run() {
     for (const Row &row : rows) {
       llvm::json::Object o{{"name", row.a->name},   {"nodes", strings(row.b->nodes)}, {"op_a", row.a->op},
                            {"op_b", row.b->op},     {"dtype_a", row.a->dtype},        {"dtype_b", row.b->dtype},
-                           {"layout", row.layout},  {"inputs", strings(row.a->inputs)}};
+                           {"layout", alignmentName(row.alignment)},  {"inputs", strings(inputsOf.lookup(row.a->name))}};
+      auto timing = [](const std::optional<StepTiming> &t) {
+        return llvm::json::Object{
+            {"index", t->index}, {"runner", t->runner}, {"algorithm", t->algorithm}, {"ms", t->ms}};
+      };
+      if (row.a->step)
+        o["step_a"] = timing(row.a->step);
+      if (row.b->step)
+        o["step_b"] = timing(row.b->step);
       if (!row.problem.empty()) {
         o["problem"] = row.problem;
       } else {
-        o["max_abs"] = row.maxAbs;
-        o["max_rel"] = row.maxRel;
-        o["cosine"] = row.cosine;
+        o["max_abs"] = row.error.maxAbs;
+        o["max_rel"] = row.error.maxRel;
+        o["cosine"] = row.error.cosine;
         o["input_max_rel"] = row.inputRel;
         o["growth"] = row.growth;
       }
@@ -281,6 +263,14 @@ int CompareCommand::run() {
                                                 {"only_a", strings(onlyA)},
                                                 {"only_b", strings(onlyB)},
                                                 {"culprits", std::move(culpritNames)}});
+    if (a->stepsMs || b->stepsMs) {
+      llvm::json::Object total;
+      if (a->stepsMs)
+        total["a"] = *a->stepsMs;
+      if (b->stepsMs)
+        total["b"] = *b->stepsMs;
+      result.getAsObject()->try_emplace("steps_ms", std::move(total));
+    }
     if (!html.empty())
       if (llvm::Error err = writeCompareReport(html, result))
         return failure(llvm::toString(std::move(err)));
@@ -294,31 +284,53 @@ int CompareCommand::run() {
      << b->source << ", " << b->precision << ")" << (a->model != b->model ? ": different models!" : "") << "\n";
   for (const auto &[key, va, vb] : metadataDifferences(*a, *b))
     os << "  " << key << ": " << (va.empty() ? "-" : va) << " -> " << (vb.empty() ? "-" : vb) << "\n";
+  if (a->stepsMs && b->stepsMs)
+    os << llvm::format("  steps timed alone: A %.3f ms, B %.3f ms (B/A %.2fx)\n", *a->stepsMs, *b->stepsMs,
+                       *b->stepsMs / std::max(*a->stepsMs, 1e-9));
   os << "  " << rows.size() << " values in both";
   if (!onlyA.empty())
     os << "; only in A (folded or fused in B): " << join(onlyA);
   if (!onlyB.empty())
     os << "; only in B: " << join(onlyB);
   os << "\n\n";
-  os << llvm::format("  %-28s %-10s %-10s %10s %10s %9s %10s  %s\n", "value", "type A", "type B", "max abs",
-                     "max rel", "cosine", "growth", "nodes (B)");
+  // Step times where a side was timed (GPU dumps): the step that completed the value, each step
+  // shown once (a fused step completes several values).
+  bool timed = std::any_of(rows.begin(), rows.end(), [](const Row &r) { return r.a->step || r.b->step; });
+  std::set<int64_t> shownA, shownB;
+  auto stepTime = [](const DumpedValue *v, std::set<int64_t> &shown) -> std::string {
+    if (!v->step)
+      return "-";
+    if (!shown.insert(v->step->index).second)
+      return "\"";
+    return llvm::formatv("{0:f4}", v->step->ms).str();
+  };
+  os << llvm::format("  %-28s %-10s %-10s %10s %10s %9s %10s", "value", "type A", "type B", "max abs", "max rel",
+                     "cosine", "growth");
+  if (timed)
+    os << llvm::format(" %9s %9s %-9s", "ms A", "ms B", "runner B");
+  os << "  nodes (B)\n";
   for (const Row &row : rows) {
     os << llvm::format("  %-28s %-10s %-10s ", row.a->name.c_str(), row.a->dtype.c_str(), row.b->dtype.c_str());
     if (!row.problem.empty())
       os << row.problem;
     else
-      os << llvm::format("%10.3g %10.3g %9.6f %+10.2g", row.maxAbs, row.maxRel, row.cosine, row.growth);
-    os << "  " << join(row.b->nodes) << (row.layout == "same" ? "" : " [" + row.layout + "]") << "\n";
+      os << llvm::format("%10.3g %10.3g %9.6f %+10.2g", row.error.maxAbs, row.error.maxRel, row.error.cosine,
+                         row.growth);
+    if (timed)
+      os << llvm::format(" %9s %9s %-9s", stepTime(row.a, shownA).c_str(), stepTime(row.b, shownB).c_str(),
+                         row.b->step ? row.b->step->runner.c_str() : "-");
+    os << "  " << join(row.b->nodes)
+       << (row.alignment == Alignment::Same ? "" : std::string(" [") + alignmentName(row.alignment) + "]") << "\n";
   }
   os << "\n  culprits (relative error gained from the node's inputs to its output):\n";
-  bool edges = std::any_of(a->values.begin(), a->values.end(), [](const DumpedValue &v) { return !v.inputs.empty(); });
-  if (!edges && !rows.empty())
-    os << "    (A lists no value's inputs, as a plan's dump does not: ranked by error alone; put the\n"
-          "    interpreter's dump, `kiln eval --dump`, first to rank by growth)\n";
+  bool known = std::any_of(graphValues.begin(), graphValues.end(), [](const DumpedValue &v) { return !v.inputs.empty(); });
+  if (!known && !rows.empty())
+    os << "    (A lists no value's inputs, as a plan's dump does not: ranked by error alone; give\n"
+          "    --edges with the interpreter's dump, `kiln eval --dump`, to rank by growth)\n";
   if (culprits.empty())
     os << "    none: no value has more error than its inputs\n";
   for (auto [i, row] : llvm::enumerate(culprits))
-    os << llvm::format("    %2zu. %-28s %.3g from %.3g (+%.3g)  ", i + 1, row->a->name.c_str(), row->maxRel,
+    os << llvm::format("    %2zu. %-28s %.3g from %.3g (+%.3g)  ", i + 1, row->a->name.c_str(), row->error.maxRel,
                        row->inputRel, row->growth)
        << join(row->b->nodes) << " (" << row->b->op << ")\n";
   return kExitOk;

@@ -21,9 +21,11 @@ table{border-collapse:collapse;margin-top:8px} th,td{padding:3px 8px;border-bott
 th{cursor:pointer;background:#f0f0f0;position:sticky;top:0} td:first-child,th:first-child,td.text{text-align:left}
 tr.culprit td{background:#fde8e8} .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
 </style></head>
-<body data-drawn="0" data-errors="">
+<body data-drawn="0" data-bars="0" data-errors="">
 <h1>kiln compare</h1><div class="meta" id="sides"></div>
 <h2>Relative error along the graph (log scale; culprits in red)</h2><svg id="errors" width="1100" height="320"></svg>
+<h2>Step time per value, A and B</h2><div class="meta" id="timeNote"></div><div class="legend" id="timeLegend"></div>
+<svg id="times" width="1100" height="260"></svg>
 <h2>Precision of B per value</h2><div class="legend" id="legend"></div><svg id="precision" width="1100" height="40"></svg>
 <h2>Values</h2><div class="meta">Click a column to sort. Only in A: <span id="onlyA"></span>. Only in B: <span id="onlyB"></span>.</div>
 <table id="table"><thead></thead><tbody></tbody></table>
@@ -83,6 +85,52 @@ window.addEventListener('error', e => { document.body.dataset.errors += (e.messa
   });
   el('text', {x: L, y: H - 10, 'font-size': 11, fill: '#666'}, svg).textContent = 'values in graph order (A) \u2192';
 
+  // Step times: the step that completed each value (GPU dumps), each step once, A and B side by
+  // side on one linear scale.
+  const once = key => { const seen = new Set();
+    return values.map(v => { const s = v[key]; if (!s || seen.has(s.index)) return 0; seen.add(s.index); return s.ms; }); };
+  const msA = once('step_a'), msB = once('step_b');
+  values.forEach(v => { v.ms_a = v.step_a ? v.step_a.ms : undefined; v.ms_b = v.step_b ? v.step_b.ms : undefined;
+                        v.runner_b = v.step_b ? v.step_b.runner : ''; v.algorithm_b = v.step_b ? v.step_b.algorithm : ''; });
+  const times = document.getElementById('times');
+  const note = document.getElementById('timeNote');
+  let bars = 0;
+  if (values.some(v => v.step_a || v.step_b)) {
+    const TH = +times.getAttribute('height'), top = Math.max(...msA, ...msB, 1e-6);
+    const ty = ms => T + (1 - ms / top) * (TH - T - B);
+    for (const f of [0, 0.5, 1]) {
+      el('line', {x1: L, x2: W - R, y1: ty(top * f), y2: ty(top * f), stroke: '#e4e4e4'}, times);
+      el('text', {x: L - 6, y: ty(top * f) + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#666'}, times)
+        .textContent = (top * f).toFixed(3);
+    }
+    const slot = (W - L - R) / Math.max(values.length, 1), bw = Math.max(slot / 2 - 0.5, 0.5);
+    const tcolors = {a: '#7f7f7f', b: '#e07b1a'};
+    values.forEach((v, i) => {
+      [['a', msA[i]], ['b', msB[i]]].forEach(([side, ms], k) => {
+        if (!ms) return;
+        const r = el('rect', {x: L + i * slot + k * bw, y: ty(ms), width: bw, height: Math.max(TH - B - ty(ms), 0.5),
+                              fill: tcolors[side], class: 'bar'}, times);
+        const s = v['step_' + side];
+        el('title', {}, r).textContent = `${v.name} (${side.toUpperCase()}): step ${s.index}, ${s.runner}, ` +
+                                         `${ms.toFixed(4)} ms ${s.algorithm || ''}`;
+        bars++;
+      });
+    });
+    el('text', {x: L, y: TH - 10, 'font-size': 11, fill: '#666'}, times).textContent = 'ms per value, graph order (A) \u2192';
+    const legendT = document.getElementById('timeLegend');
+    for (const [side, label] of [['a', 'A'], ['b', 'B']]) {
+      const sw = document.createElement('span'); sw.style.background = tcolors[side];
+      legendT.appendChild(sw); legendT.appendChild(document.createTextNode(label));
+    }
+    const total = data.steps_ms || {};
+    note.textContent = `every step timed alone; all steps: A ${total.a !== undefined ? total.a.toFixed(3) + ' ms' : '-'}, ` +
+                       `B ${total.b !== undefined ? total.b.toFixed(3) + ' ms' : '-'}`;
+  } else {
+    times.style.display = 'none';
+    note.textContent = 'no step times: both sides are interpreter dumps (kiln run --dump records them)';
+  }
+  document.body.dataset.bars = String(bars);
+
   // Precision map: one cell per value, colored by B's element type.
   const colors = {f32: '#3a6fb0', bf16: '#e07b1a', f16: '#2ca02c'};
   const map = document.getElementById('precision');
@@ -99,7 +147,8 @@ window.addEventListener('error', e => { document.body.dataset.errors += (e.messa
 
   // The sortable table.
   const columns = [['name', 'value'], ['nodes', 'nodes'], ['op_b', 'op (B)'], ['dtype_a', 'type A'], ['dtype_b', 'type B'],
-                   ['max_abs', 'max abs'], ['max_rel', 'max rel'], ['cosine', 'cosine'], ['growth', 'growth']];
+                   ['max_abs', 'max abs'], ['max_rel', 'max rel'], ['cosine', 'cosine'], ['growth', 'growth'],
+                   ['ms_a', 'ms A'], ['ms_b', 'ms B'], ['runner_b', 'runner B'], ['algorithm_b', 'algorithm B']];
   const head = document.querySelector('#table thead'), body = document.querySelector('#table tbody');
   const tr = document.createElement('tr'); head.appendChild(tr);
   let sortKey = null, ascending = true;

@@ -10,11 +10,15 @@
 #include "Diagnostics.h"
 #include "ModelLoading.h"
 #include "PipelineFlags.h"
+#include "PrecisionSearch.h"
 
 #include "codegen/PlanBuilder.h"
 #include "runtime/plan/Plan.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -36,6 +40,15 @@ for the target), plans the activation arena from liveness and writes the plan: k
 give a byte-identical plan. cuDNN and cuBLASLt algorithms are chosen when the runtime first
 loads the plan (and kept in its timing cache). Remarks and warnings of the passes name the
 ONNX node they are about.
+
+With --precision auto, --max-error E and --calibration DIR, the precision is chosen: the
+reference interpreter runs the model on the calibration inputs in strict fp32, pure bf16 and
+pure fp16; the better of the two is kept if its output error (max |out - ref| / max |ref| over
+every output and input, kiln compare's max rel) is within E; otherwise the values that add the
+most error (ranked as kiln compare ranks culprits) have their nodes kept in strict fp32, as
+few as a bisection finds, every candidate measured. The plan records the choice (kiln
+inspect); --precision-report writes every candidate tried. The interpreter's time bounds it:
+a few evaluations of the model per calibration input.
 
 Exit status: 0 on success, 1 when the model cannot be compiled (the error names the node and
 the op), 2 on a usage error.
@@ -80,7 +93,19 @@ public:
                         "newer GPUs"),
                cl::sub(sub), cl::cat(categories.output)),
         quiet("quiet", cl::desc("No progress, summary or remarks on stderr"), cl::sub(sub),
-              cl::cat(categories.output)) {}
+              cl::cat(categories.output)),
+        maxError("max-error", cl::value_desc("e"),
+                 cl::desc("--precision auto: the output error allowed, max |out - ref| / max |ref|\n"
+                          "against strict fp32 on the calibration inputs (e.g. 1e-3)"),
+                 cl::sub(sub), cl::cat(categories.optimization)),
+        calibration("calibration", cl::value_desc("dir"),
+                    cl::desc("--precision auto: the calibration inputs, <input name>.npy files in <dir>\n"
+                             "(one input) or in each of its subdirectories (one input each)"),
+                    cl::sub(sub), cl::cat(categories.optimization)),
+        precisionReport("precision-report", cl::value_desc("file.json"),
+                        cl::desc("--precision auto: write the choice and every candidate evaluated (its\n"
+                                 "error and time) as JSON"),
+                        cl::sub(sub), cl::cat(categories.output)) {}
 
   int run() override {
     auto importOptions = model.importOptions();
@@ -89,13 +114,18 @@ public:
     if (output.empty())
       return usageError("no output given (-o model.kiln)");
 
+    bool autoPrecision = pipeline.autoPrecision();
+    if (autoPrecision && (!maxError.getNumOccurrences() || calibration.empty()))
+      return usageError("--precision auto needs --max-error E and --calibration DIR");
+    if (!autoPrecision && (maxError.getNumOccurrences() || !calibration.empty() || !precisionReport.empty()))
+      return usageError("--max-error, --calibration and --precision-report go with --precision auto");
+    if (autoPrecision && !(maxError > 0))
+      return usageError("--max-error needs a positive error, e.g. 1e-3");
+
     auto start = std::chrono::steady_clock::now();
     PipelineOptions pipelineOptions = pipeline.pipelineOptions();
     codegen::CompileOptions options;
-    options.math = pipelineOptions.precision == Precision::FP32 || pipelineOptions.strictFp32
-                       ? plan::MathMode::StrictF32
-                       : plan::MathMode::TF32;
-    options.precision = precisionName(pipelineOptions.precision).str();
+    options.precisionOverrides = precisionOverrideList(pipelineOptions);
     options.smVersion = target;
     options.modelName = llvm::sys::path::filename(model.path()).str();
     if (!quiet)
@@ -108,9 +138,23 @@ public:
     auto module = loadModel(context, model.path(), *importOptions);
     if (!module)
       return failure(llvm::toString(module.takeError()));
+    if (autoPrecision) {
+      auto choice = choosePrecision(**module, pipelineOptions, options.progress);
+      if (!choice)
+        return failure(llvm::toString(choice.takeError()));
+      pipelineOptions = choice->apply(pipelineOptions);
+      for (const std::string &node : choice->fp32Nodes)
+        options.precisionOverrides.push_back("auto: " + node + "=fp32");
+      options.precisionChoice = choice->summary();
+    }
+    options.math = pipelineOptions.precision == Precision::FP32 || pipelineOptions.strictFp32
+                       ? plan::MathMode::StrictF32
+                       : plan::MathMode::TF32;
+    options.precision = precisionName(pipelineOptions.precision).str();
     if (options.progress)
       options.progress("optimizing for " + options.precision);
-    if (mlir::failed(pipeline.runOptimizationPipeline(**module)))
+    if (mlir::failed(pipeline.runPasses(
+            **module, [&](mlir::OpPassManager &pm) { buildOptimizationPipeline(pm, pipelineOptions); })))
       return kExitFailure;
     auto plan = codegen::buildPlan(**module, options);
     if (!plan)
@@ -124,11 +168,50 @@ public:
   }
 
 private:
+  /// `--precision auto`: the precision search on the calibration inputs (PrecisionSearch.h);
+  /// writes --precision-report.
+  llvm::Expected<PrecisionChoice> choosePrecision(mlir::ModuleOp module, const PipelineOptions &base,
+                                                  const std::function<void(const std::string &)> &progress) {
+    auto main = mainFunction(module);
+    if (!main)
+      return main.takeError();
+    std::vector<std::string> inputNames;
+    for (unsigned i = 0; i < main->getNumArguments(); ++i)
+      inputNames.push_back(interfaceName(*main, i, false));
+    auto samples = readCalibrationSamples(calibration, inputNames);
+    if (!samples)
+      return samples.takeError();
+    PrecisionSearchOptions search;
+    search.maxError = maxError;
+    search.base = base;
+    search.progress = progress;
+    auto choice = searchPrecision(module, *samples, search);
+    if (!choice)
+      return choice.takeError();
+    if (progress)
+      progress(choice->summary() + llvm::formatv(" (search {0:f1} s)", choice->seconds).str());
+    if (!precisionReport.empty()) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(precisionReport, ec, llvm::sys::fs::OF_Text);
+      if (ec)
+        return llvm::createStringError(ec, "cannot write '" + precisionReport + "': " + ec.message());
+      llvm::json::Object report{{"model", llvm::sys::path::filename(model.path()).str()},
+                                {"plan", output.getValue()},
+                                {"choice", choice->toJSON()}};
+      os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
+    }
+    return choice;
+  }
+
+
   ModelFlags model;
   PipelineFlags pipeline;
   cl::opt<std::string> output;
   cl::opt<unsigned, false, TargetParser> target;
   cl::opt<bool> quiet;
+  cl::opt<double> maxError;
+  cl::opt<std::string> calibration;
+  cl::opt<std::string> precisionReport;
 };
 
 } // namespace

@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -63,12 +64,6 @@ Tensor randomTensor(mlir::RankedTensorType type, std::mt19937_64 &rng) {
   return t;
 }
 
-std::string nameOf(mlir::func::FuncOp func, unsigned i, bool result) {
-  auto attr = result ? func.getResultAttrOfType<mlir::StringAttr>(i, "kiln.name")
-                     : func.getArgAttrOfType<mlir::StringAttr>(i, "kiln.name");
-  return attr ? attr.getValue().str() : (result ? "output" : "input") + std::to_string(i);
-}
-
 class EvalCommand : public Command {
 public:
   explicit EvalCommand(Categories &categories)
@@ -98,6 +93,9 @@ private:
 };
 
 int EvalCommand::run() {
+  if (pipeline.autoPrecision())
+    return usageError("--precision auto chooses a plan's precision: use it with kiln compile (with --max-error\n"
+                      "and --calibration), then evaluate the precision it reports");
   auto importOptions = model.importOptions();
   if (!importOptions)
     return usageError(llvm::toString(importOptions.takeError()));
@@ -113,17 +111,17 @@ int EvalCommand::run() {
     return failure(llvm::toString(module.takeError()));
   if (mlir::failed(pipeline.runOptimizationPipeline(**module)))
     return kExitFailure;
-  auto funcs = (*module)->getOps<mlir::func::FuncOp>();
-  if (funcs.empty())
-    return failure("the module has no function");
-  mlir::func::FuncOp func = *funcs.begin();
+  auto main = mainFunction(**module);
+  if (!main)
+    return failure(llvm::toString(main.takeError()));
+  mlir::func::FuncOp func = *main;
 
   std::mt19937_64 rng(inputs.seed());
   llvm::SmallVector<Tensor> arguments;
   std::map<std::string, std::string> unused = inputFiles;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     auto type = llvm::cast<mlir::RankedTensorType>(func.getArgument(i).getType());
-    std::string name = nameOf(func, i, false);
+    std::string name = interfaceName(func, i, false);
     auto it = inputFiles.find(name);
     if (it == inputFiles.end()) {
       arguments.push_back(randomTensor(type, rng));
@@ -161,24 +159,21 @@ int EvalCommand::run() {
   llvm::outs() << "evaluated " << model.path() << " in " << llvm::format("%.3f", seconds) << " s\n";
   if (dump) {
     PipelineOptions o = pipeline.pipelineOptions();
-    std::string keep, force;
-    for (const std::string &target : o.keepFp32)
-      keep += (keep.empty() ? "" : ",") + target;
-    for (const PrecisionOverride &f : o.forcePrecision)
-      force += (force.empty() ? "" : ",") + f.target + "=" + precisionName(f.precision).str();
+    std::string overrides = llvm::join(precisionOverrideList(o), ",");
     std::map<std::string, std::string> metadata{
         {"compiler", KILN_VERSION},          {"precision", precisionName(o.precision).str()},
-        {"strict_fp32", o.strictFp32 ? "yes" : "no"}, {"keep_fp32", keep},
-        {"force_precision", force},          {"fusion", o.fuse ? "yes" : "no"},
+        {"strict_fp32", o.strictFp32 ? "yes" : "no"}, {"fusion", o.fuse ? "yes" : "no"},
         {"fused_attention", o.fuseAttention ? "yes" : "no"}, {"exact_gelu", o.exactGelu ? "yes" : "no"},
         {"layout", layoutName(o.layout).str()}};
+    if (!overrides.empty())
+      metadata["precision_overrides"] = overrides;
     auto count = dump->finish("interpreter", model.path(), precisionName(o.precision), metadata);
     if (!count)
       return failure(llvm::toString(count.takeError()));
     llvm::outs() << "dumped " << *count << " values into " << dumpDir << "\n";
   }
   for (auto [i, t] : llvm::enumerate(*outputs)) {
-    std::string name = nameOf(func, i, true);
+    std::string name = interfaceName(func, i, true);
     double lo = INFINITY, hi = -INFINITY, sum = 0;
     for (int64_t k = 0; k < t.size(); ++k) {
       double v = t.getDouble(k);

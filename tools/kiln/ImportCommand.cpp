@@ -93,6 +93,9 @@ public:
               cl::cat(categories.output)) {}
 
   int run() override {
+    if (pipeline.autoPrecision())
+      return usageError("--precision auto chooses a plan's precision: use it with kiln compile (with --max-error\n"
+                        "and --calibration), then import with the precision it reports");
     auto importOptions = model.importOptions();
     if (!importOptions)
       return usageError(llvm::toString(importOptions.takeError()));

@@ -26,6 +26,21 @@ llvm::Expected<frontend::ImportOptions> ModelFlags::importOptions() const {
   return options;
 }
 
+llvm::Expected<mlir::func::FuncOp> mainFunction(mlir::ModuleOp module) {
+  if (auto main = module.lookupSymbol<mlir::func::FuncOp>("main"))
+    return main;
+  auto funcs = module.getOps<mlir::func::FuncOp>();
+  if (funcs.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the module has no function");
+  return *funcs.begin();
+}
+
+std::string interfaceName(mlir::func::FuncOp func, unsigned i, bool result) {
+  auto attr = result ? func.getResultAttrOfType<mlir::StringAttr>(i, "kiln.name")
+                     : func.getArgAttrOfType<mlir::StringAttr>(i, "kiln.name");
+  return attr ? attr.getValue().str() : (result ? "output" : "input") + std::to_string(i);
+}
+
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadModel(mlir::MLIRContext &context, const std::string &path,
                                                             const frontend::ImportOptions &options) {
   frontend::registerImportDialects(context);

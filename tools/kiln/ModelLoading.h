@@ -6,6 +6,7 @@
 
 #include "frontend/OnnxImporter.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -33,6 +34,12 @@ private:
 
 /// Reads `path`: kiln MLIR when it ends in .mlir (parse errors are reported through the
 /// context's diagnostics), else ONNX imported with `options`.
+/// The module's function to run: @main, else its first function; an error when it has none.
+llvm::Expected<mlir::func::FuncOp> mainFunction(mlir::ModuleOp module);
+
+/// A graph input's (or, with `result`, output's) ONNX name, "input<i>" / "output<i>" without one.
+std::string interfaceName(mlir::func::FuncOp func, unsigned i, bool result);
+
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadModel(mlir::MLIRContext &context, const std::string &path,
                                                             const frontend::ImportOptions &options);
 

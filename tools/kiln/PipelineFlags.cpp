@@ -10,12 +10,17 @@
 
 namespace llvm::cl {
 
-bool parser<kiln::Precision>::parse(Option &option, StringRef, StringRef arg, kiln::Precision &value) {
-  if (std::optional<kiln::Precision> precision = kiln::parsePrecision(arg)) {
-    value = *precision;
+bool parser<kiln::cli::PrecisionFlag>::parse(Option &option, StringRef, StringRef arg,
+                                             kiln::cli::PrecisionFlag &value) {
+  if (arg == "auto") {
+    value.fixed.reset();
     return false;
   }
-  return option.error("'" + arg + "' is not a precision; use fp32, tf32, bf16 or fp16");
+  if (std::optional<kiln::Precision> precision = kiln::parsePrecision(arg)) {
+    value.fixed = *precision;
+    return false;
+  }
+  return option.error("'" + arg + "' is not a precision; use fp32, tf32, bf16, fp16 or (kiln compile) auto");
 }
 
 bool parser<kiln::PrecisionOverride>::parse(Option &option, StringRef, StringRef arg, kiln::PrecisionOverride &value) {
@@ -40,11 +45,14 @@ bool OpTargetParser::parse(cl::Option &option, llvm::StringRef, llvm::StringRef 
 }
 
 PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
-    : precision("precision", cl::value_desc("fp32|tf32|bf16|fp16"), cl::init(Precision::FP32),
+    : precision("precision", cl::value_desc("fp32|tf32|bf16|fp16|auto"), cl::init(PrecisionFlag{Precision::FP32}),
                 cl::desc("fp32 (default): strict IEEE fp32 for conv and matmul;\n"
                          "tf32: TF32 tensor-core math for fp32 conv and matmul;\n"
                          "bf16, fp16: conv, matmul, gemm and einsum in half precision with fp32\n"
-                         "accumulation; ops whose results can outgrow their inputs stay fp32"),
+                         "accumulation; ops whose results can outgrow their inputs stay fp32;\n"
+                         "auto (kiln compile only, with --max-error and --calibration): bf16 or\n"
+                         "fp16 with the fewest nodes in strict fp32 that keep the output error on\n"
+                         "the calibration inputs within the budget"),
                 cl::sub(sub), cl::cat(categories.optimization)),
       strictFp32("strict-fp32",
                  cl::desc("fp32 ops that remain in a tf32, bf16 or fp16 plan use strict IEEE fp32,\n"
@@ -90,9 +98,18 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
                          "each one (01-<pass>.mlir, ...), weights elided, for diffing"),
                 cl::sub(sub), cl::cat(categories.irPrinting)) {}
 
+std::vector<std::string> precisionOverrideList(const PipelineOptions &options) {
+  std::vector<std::string> out;
+  for (const std::string &target : options.keepFp32)
+    out.push_back("--keep-fp32 " + target);
+  for (const PrecisionOverride &o : options.forcePrecision)
+    out.push_back("--force-precision " + o.target + "=" + precisionName(o.precision).str());
+  return out;
+}
+
 PipelineOptions PipelineFlags::pipelineOptions() const {
   PipelineOptions options;
-  options.precision = precision;
+  options.precision = precision.fixed.value_or(Precision::FP32);
   options.strictFp32 = strictFp32;
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   options.forcePrecision.assign(forcePrecision.begin(), forcePrecision.end());

@@ -16,10 +16,32 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <optional>
 #include <string>
+#include <vector>
+
+namespace kiln::cli {
+/// What `--precision` names: one precision, or auto (`kiln compile` only: the precision search
+/// of PrecisionSearch.h picks it under an error budget).
+struct PrecisionFlag {
+  std::optional<Precision> fixed; // std::nullopt: auto
+};
+} // namespace kiln::cli
 
 // llvm::cl parses values of a new type through a specialization of cl::parser.
 namespace llvm::cl {
+
+/// `--precision`: kiln::parsePrecision or "auto"; anything else is a usage error naming the
+/// choices.
+template <> class parser<kiln::cli::PrecisionFlag> : public basic_parser<kiln::cli::PrecisionFlag> {
+public:
+  parser(Option &option) : basic_parser(option) {}
+  bool parse(Option &option, StringRef argName, StringRef arg, kiln::cli::PrecisionFlag &value);
+  void printOptionDiff(const Option &option, const kiln::cli::PrecisionFlag &, const OptVal &,
+                       size_t globalWidth) const {
+    printOptionNoValue(option, globalWidth);
+  }
+};
 
 /// `--precision`: kiln::parsePrecision; anything else is a usage error naming the choices.
 template <> class parser<kiln::Precision> : public basic_parser<kiln::Precision> {
@@ -53,13 +75,20 @@ public:
   bool parse(llvm::cl::Option &option, llvm::StringRef argName, llvm::StringRef arg, std::string &value);
 };
 
+/// The user's per-node precision options as a plan's metadata records them (plan::Metadata):
+/// "--keep-fp32 TARGET", then "--force-precision TARGET=PRECISION", in the order given.
+std::vector<std::string> precisionOverrideList(const PipelineOptions &options);
+
 /// The pipeline options of one command, registered in its subcommand.
 class PipelineFlags {
 public:
   PipelineFlags(llvm::cl::SubCommand &sub, Categories &categories);
 
-  /// What the options ask of buildOptimizationPipeline.
+  /// What the options ask of buildOptimizationPipeline (for `--precision auto`: fp32, which the
+  /// precision search replaces).
   PipelineOptions pipelineOptions() const;
+  /// `--precision auto`: only `kiln compile` accepts it (its precision search).
+  bool autoPrecision() const { return !precision.fixed; }
   /// Whether an option that steers the optimization passes was given (`kiln import` runs the
   /// whole pipeline only then; by default it only folds constants).
   bool optimizationRequested() const;
@@ -74,7 +103,7 @@ public:
   mlir::LogicalResult runOptimizationPipeline(mlir::ModuleOp module) const;
 
 private:
-  llvm::cl::opt<Precision> precision;
+  llvm::cl::opt<PrecisionFlag> precision;
   llvm::cl::opt<bool> strictFp32;
   llvm::cl::list<std::string, bool, OpTargetParser> keepFp32;
   llvm::cl::list<PrecisionOverride> forcePrecision;

@@ -2,11 +2,13 @@
 
 #include "Commands.h"
 #include "RuntimeSession.h"
+#include "StepAlgorithms.h"
 #include "ValueDump.h"
 
 #include "runtime/TensorData.h"
 #include "runtime/plan/Plan.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -43,8 +45,9 @@ public:
         dumpDir("dump", cl::value_desc("dir"),
                 cl::desc("Then run the steps again one by one and write every ONNX value the plan\n"
                          "completes (kiln inspect: values=[...]) as <dir>/<NNNN>_<name>.npy with\n"
-                         "<dir>/manifest.json, as computed (bf16 as float32, channels-last NHWC):\n"
-                         "the GPU side of `kiln compare`"),
+                         "<dir>/manifest.json, as computed (bf16 as float32, channels-last NHWC),\n"
+                         "with the runner, algorithm and time (each step alone, median of 5) of the\n"
+                         "step that completed it: the GPU side of `kiln compare`"),
                 cl::sub(sub), cl::cat(categories.output)) {}
 
   int run() override;
@@ -64,11 +67,33 @@ int RunCommand::dumpValues(Session &session, const std::string &planPath, const 
     return failure(llvm::toString(writer.takeError()));
   const plan::Plan &plan = session.engine->plan();
   const std::vector<plan::Step> &steps = plan.steps;
+  // Each step timed alone as `kiln profile` times it (median of kTimingPasses), so kiln compare
+  // can set the time of the step that completed a value beside its error.
+  constexpr int kTimingPasses = 5;
+  std::vector<std::vector<double>> samples(steps.size());
+  for (int p = 0; p < kTimingPasses; ++p) {
+    auto ms = session.context->profileSteps();
+    if (!ms.isOk())
+      return failure(ms.status().message());
+    for (size_t i = 0; i < steps.size() && i < ms.value().size(); ++i)
+      samples[i].push_back(ms.value()[i]);
+  }
+  std::vector<std::string> algorithms = session.engine->stepAlgorithms();
+  std::vector<StepTiming> timings(steps.size());
+  double stepsMs = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    timings[i].index = static_cast<int64_t>(i);
+    timings[i].runner = std::string(plan::stepRunner(steps[i]));
+    timings[i].algorithm = i < algorithms.size() ? algorithmLabel(algorithms[i]) : "";
+    timings[i].ms = percentile(samples[i], 0.5);
+    stepsMs += timings[i].ms;
+  }
   Status status = session.context->runStepsObserved(
       [&](size_t i, std::vector<ExecutionContext::StepValue> values) -> Status {
         for (ExecutionContext::StepValue &value : values) {
           llvm::Error err = writer->add(value.name, runtime::npyFromBytes(value.bytes, value.dtype, value.shape),
-                                        std::string(plan::dtypeName(value.dtype)), steps[i].op, steps[i].nodes, {});
+                                        std::string(plan::dtypeName(value.dtype)), steps[i].op, steps[i].nodes, {},
+                                        &timings[i]);
           if (err)
             return Status(runtime::StatusCode::kInvalidArgument, llvm::toString(std::move(err)));
         }
@@ -88,7 +113,11 @@ int RunCommand::dumpValues(Session &session, const std::string &planPath, const 
                                               {"arena_bytes", std::to_string(m.arenaBytes)},
                                               {"weights_bytes", std::to_string(session.engine->weightsBytes())},
                                               {"steps", std::to_string(steps.size())}};
-  auto count = writer->finish("gpu", planPath, m.precision, metadata);
+  if (!m.precisionOverrides.empty())
+    metadata["precision_overrides"] = llvm::join(m.precisionOverrides, ",");
+  if (!m.precisionChoice.empty())
+    metadata["precision_choice"] = m.precisionChoice;
+  auto count = writer->finish("gpu", planPath, m.precision, metadata, stepsMs);
   if (!count)
     return failure(llvm::toString(count.takeError()));
   llvm::outs() << "dumped " << *count << " values into " << dir << "\n";

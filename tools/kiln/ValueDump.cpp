@@ -47,6 +47,15 @@ std::string sourceValueName(mlir::Value value) {
 
 } // namespace
 
+std::vector<std::string> inputValueNames(mlir::Operation *op) {
+  std::vector<std::string> inputs;
+  std::set<std::string> seen;
+  for (mlir::Value operand : op->getOperands())
+    if (std::string input = sourceValueName(operand); !input.empty() && seen.insert(input).second)
+      inputs.push_back(input);
+  return inputs;
+}
+
 llvm::Expected<ValueDumpWriter> ValueDumpWriter::create(std::string dir) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return dumpError("cannot create '" + dir + "': " + ec.message());
@@ -65,12 +74,8 @@ llvm::Error ValueDumpWriter::observe(mlir::Operation *op, llvm::ArrayRef<interp:
     std::string type;
     llvm::raw_string_ostream os(type);
     os << t.element;
-    std::vector<std::string> inputs;
-    std::set<std::string> seen;
-    for (mlir::Value operand : op->getOperands())
-      if (std::string input = sourceValueName(operand); !input.empty() && seen.insert(input).second)
-        inputs.push_back(input);
-    if (llvm::Error err = add(name, *array, type, op->getName().getStringRef().str(), nodeNames(op->getLoc()), inputs))
+    if (llvm::Error err = add(name, *array, type, op->getName().getStringRef().str(), nodeNames(op->getLoc()),
+                              inputValueNames(op)))
       return err;
   }
   return llvm::Error::success();
@@ -78,7 +83,7 @@ llvm::Error ValueDumpWriter::observe(mlir::Operation *op, llvm::ArrayRef<interp:
 
 llvm::Error ValueDumpWriter::add(const std::string &name, const runtime::NpyArray &array, const std::string &dtype,
                                  const std::string &op, const std::vector<std::string> &nodes,
-                                 const std::vector<std::string> &inputs) {
+                                 const std::vector<std::string> &inputs, const StepTiming *step) {
   if (!written_.insert(name).second)
     return llvm::Error::success();
   char prefix[16];
@@ -95,19 +100,24 @@ llvm::Error ValueDumpWriter::add(const std::string &name, const runtime::NpyArra
     nodeList.push_back(node);
   for (const std::string &input : inputs)
     inputList.push_back(input);
-  entries_.push_back(llvm::json::Object{{"name", name},
-                                        {"file", file},
-                                        {"dtype", dtype},
-                                        {"shape", std::move(shape)},
-                                        {"op", op},
-                                        {"nodes", std::move(nodeList)},
-                                        {"inputs", std::move(inputList)}});
+  llvm::json::Object entry{{"name", name},
+                           {"file", file},
+                           {"dtype", dtype},
+                           {"shape", std::move(shape)},
+                           {"op", op},
+                           {"nodes", std::move(nodeList)},
+                           {"inputs", std::move(inputList)}};
+  if (step)
+    entry["step"] = llvm::json::Object{
+        {"index", step->index}, {"runner", step->runner}, {"algorithm", step->algorithm}, {"ms", step->ms}};
+  entries_.push_back(std::move(entry));
   return llvm::Error::success();
 }
 
 llvm::Expected<size_t> ValueDumpWriter::finish(llvm::StringRef source, llvm::StringRef model,
                                                llvm::StringRef precision,
-                                               const std::map<std::string, std::string> &metadata) {
+                                               const std::map<std::string, std::string> &metadata,
+                                               std::optional<double> stepsMs) {
   llvm::SmallString<256> path(dir_);
   llvm::sys::path::append(path, "manifest.json");
   std::error_code ec;
@@ -118,12 +128,14 @@ llvm::Expected<size_t> ValueDumpWriter::finish(llvm::StringRef source, llvm::Str
   llvm::json::Object meta;
   for (const auto &[key, value] : metadata)
     meta[key] = value;
-  os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{{"source", source},
-                                                                    {"model", model},
-                                                                    {"precision", precision},
-                                                                    {"metadata", std::move(meta)},
-                                                                    {"values", std::move(entries_)}}))
-     << "\n";
+  llvm::json::Object manifest{{"source", source},
+                              {"model", model},
+                              {"precision", precision},
+                              {"metadata", std::move(meta)},
+                              {"values", std::move(entries_)}};
+  if (stepsMs)
+    manifest["steps_ms"] = *stepsMs;
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
   entries_ = llvm::json::Array();
   return count;
 }
@@ -151,6 +163,7 @@ llvm::Expected<Dump> readDump(const std::string &dir) {
   dump.source = text(*root, "source");
   dump.model = text(*root, "model");
   dump.precision = text(*root, "precision");
+  dump.stepsMs = root->getNumber("steps_ms");
   if (const llvm::json::Object *meta = root->getObject("metadata"))
     for (const auto &[key, value] : *meta)
       if (auto s = value.getAsString())
@@ -175,6 +188,14 @@ llvm::Expected<Dump> readDump(const std::string &dir) {
         for (const llvm::json::Value &item : *list)
           if (auto s = item.getAsString())
             (std::string(key) == "nodes" ? value.nodes : value.inputs).push_back(s->str());
+    if (const llvm::json::Object *step = o->getObject("step")) {
+      StepTiming timing;
+      timing.index = step->getInteger("index").value_or(-1);
+      timing.runner = text(*step, "runner");
+      timing.algorithm = text(*step, "algorithm");
+      timing.ms = step->getNumber("ms").value_or(0);
+      value.step = std::move(timing);
+    }
     dump.values.push_back(std::move(value));
   }
   return dump;

@@ -24,11 +24,26 @@
 #include "llvm/Support/JSON.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 namespace kiln::cli {
+
+/// The ONNX values (or graph inputs) `op` reads, each once, in operand order, looking back
+/// through the unnamed single-input ops passes insert (casts, transposes, reshapes): a value's
+/// `inputs` in a dump.
+std::vector<std::string> inputValueNames(mlir::Operation *op);
+
+/// The plan step that completed a value (GPU dumps only): what ran it and how long it took,
+/// timed alone as `kiln profile` times steps. A fused step completes several values.
+struct StepTiming {
+  int64_t index = -1;
+  std::string runner;    // "cudnn", "cublasLt", "kernel", ... (plan::stepRunner)
+  std::string algorithm; // the library's pick (algorithmLabel), "" for generated kernels
+  double ms = 0;         // median over the timing passes
+};
 
 /// Writes the values an evaluation computes as the interpreter reports them (observe), then
 /// the manifest (finish).
@@ -44,12 +59,14 @@ public:
   /// of bf16 values).
   llvm::Error add(const std::string &name, const runtime::NpyArray &array, const std::string &dtype,
                   const std::string &op, const std::vector<std::string> &nodes,
-                  const std::vector<std::string> &inputs);
+                  const std::vector<std::string> &inputs, const StepTiming *step = nullptr);
   /// Writes manifest.json; returns how many values were dumped. `metadata` says how the values
   /// were computed (compiler version, pipeline options, library versions, ...): what `kiln
   /// compare` diffs.
+  /// `stepsMs`: every step of the plan timed alone, summed (GPU dumps).
   llvm::Expected<size_t> finish(llvm::StringRef source, llvm::StringRef model, llvm::StringRef precision,
-                                const std::map<std::string, std::string> &metadata);
+                                const std::map<std::string, std::string> &metadata,
+                                std::optional<double> stepsMs = std::nullopt);
 
 private:
   explicit ValueDumpWriter(std::string dir) : dir_(std::move(dir)) {}
@@ -63,6 +80,7 @@ struct DumpedValue {
   std::string name, file, dtype, op;
   std::vector<int64_t> shape;
   std::vector<std::string> nodes, inputs;
+  std::optional<StepTiming> step;
 };
 
 /// A dump directory's manifest.
@@ -70,6 +88,7 @@ struct Dump {
   std::string dir, source, model, precision;
   std::map<std::string, std::string> metadata;
   std::vector<DumpedValue> values;
+  std::optional<double> stepsMs; // all steps timed alone, summed (GPU dumps)
 };
 
 /// Reads `dir`/manifest.json; an error says what is missing or malformed.

@@ -27,11 +27,15 @@
 // MAIN: --version
 
 // COMPILE: OVERVIEW: Imports the model (every shape static), runs the optimization pipeline
+// COMPILE: With --precision auto, --max-error E and --calibration DIR, the precision is chosen
 // COMPILE: Exit status: 0 on success, 1 when the model cannot be compiled
 // COMPILE: USAGE: kiln compile [options] <model.onnx|model.mlir>
 // COMPILE-DAG: -o <model.kiln> {{.*}}Write the plan here (required)
 // COMPILE-DAG: --target=<sm_XY> {{.*}}GPU architecture of the cubins
 // COMPILE-DAG: --quiet {{.*}}No progress, summary or remarks
+// COMPILE-DAG: --max-error=<e> {{.*}}--precision auto: the output error allowed
+// COMPILE-DAG: --calibration=<dir> {{.*}}--precision auto: the calibration inputs
+// COMPILE-DAG: --precision-report=<file.json>
 
 // IMPORT: OVERVIEW: Reads the model
 // IMPORT: USAGE: kiln import [options] <model.onnx|model.mlir>
@@ -47,7 +51,7 @@
 // PIPELINE-DAG: --dump-ir=<dir> {{.*}}Write the module into <dir> before the passes (00-input.mlir)
 // PIPELINE-DAG: --print-ir-after-all {{.*}}Print the module after every pass to stderr
 // PIPELINE-DAG: --shape=<name=dims> {{.*}}Static shape for a graph input with symbolic dims
-// PIPELINE-DAG: --precision=<fp32|tf32|bf16|fp16> {{.*}}fp32 (default): strict IEEE fp32
+// PIPELINE-DAG: --precision=<fp32|tf32|bf16|fp16|auto> {{.*}}fp32 (default): strict IEEE fp32
 // PIPELINE-DAG: --strict-fp32 {{.*}}fp32 ops that remain in a tf32, bf16 or fp16 plan
 // PIPELINE-DAG: --keep-fp32=<name|optype> {{.*}}Ops that stay fp32
 // PIPELINE-DAG: --force-precision=<name=precision> {{.*}}Run ops in the given precision

@@ -28,8 +28,8 @@
 // RUN: %python %S/Inputs/exit_status.py 0 kiln compile --help > %t/help.txt
 // RUN: %python %S/Inputs/exit_status.py 0 kiln --version > %t/version.txt
 
-// PRECISION: kiln: for the --precision option: 'int3' is not a precision; use fp32, tf32, bf16 or fp16
-// PRECISION-EVAL: kiln: for the --precision option: 'half' is not a precision; use fp32, tf32, bf16 or fp16
+// PRECISION: kiln: for the --precision option: 'int3' is not a precision; use fp32, tf32, bf16, fp16 or (kiln compile) auto
+// PRECISION-EVAL: kiln: for the --precision option: 'half' is not a precision; use fp32, tf32, bf16, fp16 or (kiln compile) auto
 // LAYOUT: kiln: for the --layout option: Cannot find option named 'nhcw'!
 // KEEP: kiln: for the --keep-fp32 option: empty name
 // FORCE: kiln: for the --force-precision option: {{.*}}'conv1=int3' is not NAME=PRECISION

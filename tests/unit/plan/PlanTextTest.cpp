@@ -144,9 +144,9 @@ TEST(PlanText, JsonCheckerRejectsInvalidJson) {
 TEST(PlanText, TextOfTheSamplePlan) {
   Plan plan = makeSamplePlan();
   std::string expected =
-      "kiln-plan format=5 weightsBytes=3904\n"
+      "kiln-plan format=6 weightsBytes=3904\n"
       "metadata compilerVersion=\"0.1.0\" computeCapability=90 cudaVersion=13.0 cudnnVersion=9.19.0 "
-      "cublasLtVersion=13.1.0 precision=\"tf32\" model=\"tiny.onnx\" arenaBytes=5376 arenaLowerBound=4000\n"
+      "cublasLtVersion=13.1.0 precision=\"tf32\" precisionOverrides=[] precisionChoice=\"\" model=\"tiny.onnx\" arenaBytes=5376 arenaLowerBound=4000\n"
       "input 0 \"x\" type=f32[1,3,8,8] buffer=x:f32[1,3,8,8]\n"
       "output 0 \"y\" type=f32[4,10] buffer=y:f32[4,10]\n"
       "output 1 \"up\" type=f32[1,2,16,16] buffer=up.y:f32[1,2,16,16]\n"
@@ -222,10 +222,10 @@ TEST(PlanText, JsonOfTheSamplePlan) {
   JsonChecker checker(json);
   EXPECT_TRUE(checker.valid()) << "invalid JSON near byte " << checker.position() << ":\n" << json;
   for (const std::string &line : {
-           std::string("{\n  \"format\": 5,\n"),
+           std::string("{\n  \"format\": 6,\n"),
            std::string("  \"metadata\": {\"compilerVersion\": \"0.1.0\", \"computeCapability\": 90, \"cudaVersion\": "
                        "13000, \"cudnnVersion\": 91900, \"cublasLtVersion\": 130100, \"precision\": \"tf32\", "
-                       "\"model\": \"tiny.onnx\", \"arenaBytes\": 5376, \"arenaLowerBound\": 4000},\n"),
+                       "\"precisionOverrides\": [], \"precisionChoice\": \"\", \"model\": \"tiny.onnx\", \"arenaBytes\": 5376, \"arenaLowerBound\": 4000},\n"),
            std::string("  \"weightsBytes\": 3904,\n"),
            std::string("  \"inputs\": [\n    {\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [1,3,8,8], \"buffer\": "
                        "{\"index\": 0, \"name\": \"x\", \"dtype\": \"f32\", \"shape\": [1,3,8,8]}}\n  ],\n"),
@@ -325,9 +325,9 @@ TEST(PlanText, ViewsOfAnInvalidPlanStillWork) {
 
 TEST(PlanText, EmptyPlan) {
   Plan plan;
-  EXPECT_EQ(planToText(plan), "kiln-plan format=5 weightsBytes=0\n"
+  EXPECT_EQ(planToText(plan), "kiln-plan format=6 weightsBytes=0\n"
                               "metadata compilerVersion=\"\" computeCapability=90 cudaVersion=none cudnnVersion=none "
-                              "cublasLtVersion=none precision=\"\" model=\"\" arenaBytes=0 arenaLowerBound=0\n");
+                              "cublasLtVersion=none precision=\"\" precisionOverrides=[] precisionChoice=\"\" model=\"\" arenaBytes=0 arenaLowerBound=0\n");
   std::string json = planToJson(plan);
   EXPECT_TRUE(JsonChecker(json).valid()) << json;
   EXPECT_NE(json.find("  \"steps\": [],\n  \"images\": []\n}\n"), std::string::npos) << json;

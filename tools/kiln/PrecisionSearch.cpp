@@ -1,0 +1,450 @@
+//===- PrecisionSearch.cpp - precision chosen under an error budget --------===//
+
+#include "PrecisionSearch.h"
+
+#include "ModelLoading.h"
+#include "TensorNpy.h"
+#include "ValueDump.h"
+#include "ValueError.h"
+
+#include "ir/Interpreter/Interpreter.h"
+#include "ir/Provenance.h"
+#include "runtime/Npy.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <set>
+
+namespace kiln::cli {
+
+namespace {
+
+using interp::Tensor;
+
+llvm::Error searchError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::string formatError(double error) { return llvm::formatv("{0:e2}", error).str(); }
+
+/// The .npy files directly in `dir`, by file name.
+std::set<std::string> npyFilesIn(const std::string &dir) {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->type() != llvm::sys::fs::file_type::directory_file && llvm::StringRef(it->path()).ends_with(".npy"))
+      out.insert(llvm::sys::path::filename(it->path()).str());
+  return out;
+}
+
+bool isHalf(mlir::Type type) {
+  auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+  return tensor && (tensor.getElementType().isBF16() || tensor.getElementType().isF16());
+}
+
+/// Whether `op` computes or stores anything in half precision (a value it yields, or one it
+/// reads): keeping its nodes in fp32 changes something.
+bool touchesHalf(mlir::Operation *op) {
+  return llvm::any_of(op->getResultTypes(), isHalf) || llvm::any_of(op->getOperandTypes(), isHalf);
+}
+
+/// A value the reference computed, in its layout.
+struct ReferenceValue {
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+};
+
+/// A value a candidate computed, for the ranking: its error against the reference and what it
+/// gains over its inputs.
+struct CandidateValue {
+  std::string name;
+  std::vector<std::string> nodes; // the ONNX nodes of the op that computes it
+  bool half = false;
+  ErrorEdge edge;
+  double growth = 0;
+};
+
+class Search {
+public:
+  Search(mlir::ModuleOp imported, const std::vector<CalibrationSample> &samples, const PrecisionSearchOptions &options)
+      : imported_(imported), samples_(samples), options_(options) {}
+
+  llvm::Expected<PrecisionChoice> run();
+
+private:
+  /// Loads every sample's inputs as the module's argument tensors.
+  llvm::Error loadInputs();
+  /// Runs the pipeline for `options` on a copy of the imported module. Remarks and warnings of
+  /// the candidates stay quiet (the compile that follows prints those of the chosen one).
+  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> optimize(const PipelineOptions &options);
+  /// Evaluates `options` on every sample: the largest output error against the reference (the
+  /// reference run fills it in). With `rank`, also each value of the first sample against the
+  /// reference's, into candidates_.
+  llvm::Expected<double> evaluate(const PipelineOptions &options, bool reference, bool rank);
+  /// Evaluates `options` and records the trial.
+  llvm::Expected<PrecisionTrial> trial(const std::string &what, const PipelineOptions &options, bool rank = false);
+  PipelineOptions withFp32Nodes(Precision precision, const std::vector<std::string> &nodes) const;
+  void say(const std::string &line) const {
+    if (options_.progress)
+      options_.progress(line);
+  }
+
+  mlir::ModuleOp imported_;
+  const std::vector<CalibrationSample> &samples_;
+  const PrecisionSearchOptions &options_;
+  std::vector<llvm::SmallVector<Tensor>> arguments_;         // per sample
+  std::vector<llvm::SmallVector<Tensor>> referenceOutputs_;  // per sample
+  llvm::StringMap<ReferenceValue> referenceValues_;          // the first sample's
+  std::vector<CandidateValue> candidates_;                   // the ranking run's, in order
+  llvm::StringSet<> primaryNodes_; // node names the precision pass can match (an op's first node)
+  PrecisionChoice choice_;
+};
+
+llvm::Error Search::loadInputs() {
+  auto main = mainFunction(imported_);
+  if (!main)
+    return main.takeError();
+  for (const CalibrationSample &sample : samples_) {
+    llvm::SmallVector<Tensor> arguments;
+    for (unsigned i = 0; i < main->getNumArguments(); ++i) {
+      std::string name = interfaceName(*main, i, false);
+      auto it = sample.files.find(name);
+      if (it == sample.files.end())
+        return searchError("calibration input '" + sample.name + "' has no file for model input '" + name + "'");
+      auto array = runtime::readNpy(it->second);
+      if (!array.isOk())
+        return searchError(array.status().message());
+      auto tensor = tensorFromNpy(array.value(), llvm::cast<mlir::RankedTensorType>(main->getArgument(i).getType()),
+                                  name);
+      if (!tensor)
+        return searchError("calibration input '" + sample.name + "': " + llvm::toString(tensor.takeError()));
+      arguments.push_back(std::move(*tensor));
+    }
+    arguments_.push_back(std::move(arguments));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> Search::optimize(const PipelineOptions &options) {
+  mlir::OwningOpRef<mlir::ModuleOp> module(imported_.clone());
+  mlir::MLIRContext *context = module->getContext();
+  std::string errors;
+  mlir::ScopedDiagnosticHandler quiet(context, [&](mlir::Diagnostic &diagnostic) {
+    if (diagnostic.getSeverity() == mlir::DiagnosticSeverity::Error)
+      errors += (errors.empty() ? "" : "; ") + diagnostic.str();
+    return mlir::success();
+  });
+  mlir::PassManager pm(context, mlir::ModuleOp::getOperationName());
+  buildOptimizationPipeline(pm, options);
+  if (mlir::failed(pm.run(*module)))
+    return searchError("the optimization pipeline failed for precision " + precisionName(options.precision) +
+                       (errors.empty() ? std::string() : ": " + errors));
+  return module;
+}
+
+llvm::Expected<double> Search::evaluate(const PipelineOptions &options, bool reference, bool rank) {
+  auto module = optimize(options);
+  if (!module)
+    return module.takeError();
+  auto main = mainFunction(**module);
+  if (!main)
+    return main.takeError();
+  if (rank) {
+    candidates_.clear();
+    primaryNodes_.clear();
+    main->walk([&](mlir::Operation *op) {
+      if (std::optional<OnnxNode> node = onnxNodeOf(op->getLoc()))
+        primaryNodes_.insert(node->name);
+    });
+  }
+  double worst = 0;
+  for (size_t s = 0; s < arguments_.size(); ++s) {
+    interp::ResultObserver observe;
+    if (s == 0 && (reference || rank))
+      observe = [&](mlir::Operation *op, llvm::ArrayRef<Tensor> results) -> llvm::Error {
+        for (auto [i, name] : llvm::enumerate(onnxValueNames(op))) {
+          if (name.empty() || !results[i].isFloat())
+            continue;
+          const Tensor &t = results[i];
+          std::vector<int64_t> shape(t.shape.begin(), t.shape.end());
+          if (reference) {
+            referenceValues_.try_emplace(name, ReferenceValue{shape, t.f});
+            continue;
+          }
+          if (llvm::any_of(candidates_, [&](const CandidateValue &c) { return c.name == name; }))
+            continue;
+          CandidateValue value{name, nodeNames(op->getLoc()), touchesHalf(op), {inputValueNames(op), std::nullopt}};
+          if (auto it = referenceValues_.find(name); it != referenceValues_.end()) {
+            std::vector<double> aligned = t.f;
+            if (alignToA(aligned, it->second.shape, shape) != Alignment::Mismatch &&
+                aligned.size() == it->second.values.size())
+              value.edge.maxRel = measureError(it->second.values, aligned).maxRel;
+          }
+          candidates_.push_back(std::move(value));
+        }
+        return llvm::Error::success();
+      };
+    auto outputs = interp::evaluateFunction(*main, arguments_[s], observe);
+    if (!outputs)
+      return searchError("calibration input '" + samples_[s].name + "': " + llvm::toString(outputs.takeError()));
+    if (reference) {
+      referenceOutputs_.push_back(std::move(*outputs));
+      continue;
+    }
+    for (auto [k, out] : llvm::enumerate(*outputs)) {
+      const Tensor &ref = referenceOutputs_[s][k];
+      if (!out.isFloat() || out.f.size() != ref.f.size())
+        continue; // integer outputs (argmax) carry no rounding error to budget
+      worst = std::max(worst, measureError(ref.f, out.f).maxRel);
+    }
+  }
+  if (rank) {
+    llvm::StringMap<const ErrorEdge *> edges;
+    for (const CandidateValue &c : candidates_)
+      edges[c.name] = &c.edge;
+    auto lookup = [&](const std::string &name) -> const ErrorEdge * {
+      auto it = edges.find(name);
+      return it == edges.end() ? nullptr : it->second;
+    };
+    for (CandidateValue &c : candidates_)
+      if (c.edge.maxRel)
+        c.growth = *c.edge.maxRel - errorBroughtByInputs(c.edge.inputs, lookup);
+  }
+  return worst;
+}
+
+llvm::Expected<PrecisionTrial> Search::trial(const std::string &what, const PipelineOptions &options, bool rank) {
+  auto start = std::chrono::steady_clock::now();
+  auto error = evaluate(options, /*reference=*/false, rank);
+  if (!error)
+    return error.takeError();
+  PrecisionTrial t;
+  t.what = what;
+  t.error = *error;
+  t.withinBudget = *error <= options_.maxError;
+  t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  choice_.trials.push_back(t);
+  say(llvm::formatv("  {0,-36} error {1} {2} ({3:f1} s)", what, formatError(t.error),
+                    t.withinBudget ? "within" : "over", t.seconds)
+          .str());
+  return t;
+}
+
+PipelineOptions Search::withFp32Nodes(Precision precision, const std::vector<std::string> &nodes) const {
+  PipelineOptions o = options_.base;
+  o.precision = precision;
+  for (const std::string &node : nodes)
+    o.forcePrecision.push_back({node, Precision::FP32});
+  return o;
+}
+
+llvm::Expected<PrecisionChoice> Search::run() {
+  auto start = std::chrono::steady_clock::now();
+  choice_.maxError = options_.maxError;
+  choice_.samples = samples_.size();
+  if (llvm::Error err = loadInputs())
+    return std::move(err);
+
+  say("precision search: budget " + formatError(options_.maxError) + " on " + std::to_string(samples_.size()) +
+      " calibration input(s)");
+  {
+    auto t0 = std::chrono::steady_clock::now();
+    PipelineOptions reference = options_.base;
+    reference.precision = Precision::FP32;
+    reference.strictFp32 = true;
+    reference.keepFp32.clear();
+    reference.forcePrecision.clear();
+    auto error = evaluate(reference, /*reference=*/true, /*rank=*/false);
+    if (!error)
+      return error.takeError();
+    PrecisionTrial t{"reference fp32", 0, 0, 0,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), true};
+    choice_.trials.push_back(t);
+    say(llvm::formatv("  {0,-36} ({1:f1} s)", t.what, t.seconds).str());
+  }
+
+  // Pure bf16 and fp16; each ranks its values, the start keeps its ranking.
+  Precision startPrecision = Precision::BF16;
+  std::vector<CandidateValue> ranking;
+  double startError = INFINITY;
+  for (Precision p : {Precision::BF16, Precision::FP16}) {
+    auto t = trial(precisionName(p).str(), withFp32Nodes(p, {}), /*rank=*/true);
+    if (!t)
+      return t.takeError();
+    if (t->error < startError) {
+      startError = t->error;
+      startPrecision = p;
+      ranking = std::move(candidates_);
+    }
+  }
+  auto finish = [&](Precision precision, std::vector<std::string> nodes, double error) {
+    choice_.precision = precision;
+    choice_.fp32Nodes = std::move(nodes);
+    choice_.error = error;
+    choice_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return std::move(choice_);
+  };
+  if (startError <= options_.maxError)
+    return finish(startPrecision, {}, startError);
+
+  // The values that add error, most first; each brings the nodes of its op that the precision
+  // pass can match (values of ops already all fp32 have nothing to give).
+  std::stable_sort(ranking.begin(), ranking.end(),
+                   [](const CandidateValue &x, const CandidateValue &y) { return x.growth > y.growth; });
+  std::vector<std::vector<std::string>> nodesOf; // per ranked value: the nodes it adds
+  llvm::StringSet<> taken;
+  for (const CandidateValue &c : ranking) {
+    if (c.growth <= 0 || !c.half)
+      continue;
+    std::vector<std::string> nodes;
+    for (const std::string &node : c.nodes)
+      if (primaryNodes_.contains(node) && taken.insert(node).second)
+        nodes.push_back(node);
+    if (!nodes.empty())
+      nodesOf.push_back(std::move(nodes));
+  }
+  auto topNodes = [&](size_t k) {
+    std::vector<std::string> nodes;
+    for (size_t i = 0; i < k; ++i)
+      nodes.insert(nodes.end(), nodesOf[i].begin(), nodesOf[i].end());
+    return nodes;
+  };
+  auto tryTop = [&](size_t k) -> llvm::Expected<PrecisionTrial> {
+    std::vector<std::string> nodes = topNodes(k);
+    auto t = trial(llvm::formatv("{0} + top {1} values in fp32 ({2} nodes)", precisionName(startPrecision), k,
+                                 nodes.size())
+                       .str(),
+                   withFp32Nodes(startPrecision, nodes));
+    if (t) {
+      choice_.trials.back().keptValues = k;
+      choice_.trials.back().keptNodes = nodes.size();
+    }
+    return t;
+  };
+  say(llvm::formatv("  {0} values add error in {1}; bisecting on how many of them stay fp32", nodesOf.size(),
+                    precisionName(startPrecision))
+          .str());
+  size_t lo = 0, hi = nodesOf.size();
+  double hiError = INFINITY;
+  if (hi > 0) {
+    auto all = tryTop(hi);
+    if (!all)
+      return all.takeError();
+    if (all->withinBudget)
+      hiError = all->error;
+    else
+      hi = 0;
+  }
+  if (hi == 0) {
+    // Nothing half-precision meets the budget: strict fp32 is the reference itself.
+    say("  no half-precision candidate meets the budget: the plan runs in strict fp32");
+    return finish(Precision::FP32, {}, 0.0);
+  }
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    auto t = tryTop(mid);
+    if (!t)
+      return t.takeError();
+    if (t->withinBudget) {
+      hi = mid;
+      hiError = t->error;
+    } else {
+      lo = mid;
+    }
+  }
+  return finish(startPrecision, topNodes(hi), hiError);
+}
+
+} // namespace
+
+llvm::Expected<std::vector<CalibrationSample>> readCalibrationSamples(const std::string &dir,
+                                                                      const std::vector<std::string> &inputNames) {
+  if (!llvm::sys::fs::is_directory(dir))
+    return searchError("--calibration '" + dir + "' is not a directory");
+  std::vector<std::string> sampleDirs;
+  if (!npyFilesIn(dir).empty()) {
+    sampleDirs.push_back(dir);
+  } else {
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->type() == llvm::sys::fs::file_type::directory_file && !npyFilesIn(it->path()).empty())
+        sampleDirs.push_back(it->path());
+    std::sort(sampleDirs.begin(), sampleDirs.end());
+  }
+  if (sampleDirs.empty())
+    return searchError("--calibration '" + dir +
+                       "' holds no .npy files, in itself or in subdirectories (one per calibration input)");
+  std::vector<CalibrationSample> samples;
+  for (const std::string &sampleDir : sampleDirs) {
+    CalibrationSample sample;
+    sample.name = sampleDir == dir ? dir : llvm::sys::path::filename(sampleDir).str();
+    std::set<std::string> files = npyFilesIn(sampleDir);
+    for (const std::string &input : inputNames) {
+      std::string file = runtime::npyFileName(input);
+      if (!files.count(file))
+        return searchError("calibration input '" + sampleDir + "' has no " + file + " for model input '" + input +
+                           "'");
+      llvm::SmallString<256> path(sampleDir);
+      llvm::sys::path::append(path, file);
+      sample.files[input] = std::string(path);
+    }
+    samples.push_back(std::move(sample));
+  }
+  return samples;
+}
+
+PipelineOptions PrecisionChoice::apply(PipelineOptions base) const {
+  base.precision = precision;
+  if (precision == Precision::FP32)
+    base.strictFp32 = true;
+  for (const std::string &node : fp32Nodes)
+    base.forcePrecision.push_back({node, Precision::FP32});
+  return base;
+}
+
+std::string PrecisionChoice::summary() const {
+  std::string out = "auto: " + precisionName(precision).str();
+  if (!fp32Nodes.empty())
+    out += " with " + std::to_string(fp32Nodes.size()) + " nodes in strict fp32";
+  out += ", error " + formatError(error) + " <= " + formatError(maxError) + " on " + std::to_string(samples) +
+         " calibration input(s)";
+  return out;
+}
+
+llvm::json::Value PrecisionChoice::toJSON() const {
+  llvm::json::Array nodes, trialList;
+  for (const std::string &node : fp32Nodes)
+    nodes.push_back(node);
+  for (const PrecisionTrial &t : trials)
+    trialList.push_back(llvm::json::Object{{"what", t.what},
+                                           {"kept_values", static_cast<int64_t>(t.keptValues)},
+                                           {"kept_nodes", static_cast<int64_t>(t.keptNodes)},
+                                           {"error", t.error},
+                                           {"within_budget", t.withinBudget},
+                                           {"seconds", t.seconds}});
+  return llvm::json::Object{{"precision", precisionName(precision)},
+                            {"fp32_nodes", std::move(nodes)},
+                            {"error", error},
+                            {"max_error", maxError},
+                            {"calibration_inputs", static_cast<int64_t>(samples)},
+                            {"seconds", seconds},
+                            {"trials", std::move(trialList)}};
+}
+
+llvm::Expected<PrecisionChoice> searchPrecision(mlir::ModuleOp imported, const std::vector<CalibrationSample> &samples,
+                                               const PrecisionSearchOptions &options) {
+  return Search(imported, samples, options).run();
+}
+
+} // namespace kiln::cli

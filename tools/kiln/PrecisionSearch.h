@@ -1,0 +1,96 @@
+//===- PrecisionSearch.h - precision chosen under an error budget -*- C++ -*-===//
+//
+// `kiln compile --precision auto --max-error E --calibration DIR`: the fewest ONNX nodes kept
+// in fp32 that bring the model's output error on the calibration inputs under E, starting from
+// half precision. Every candidate is the optimization pipeline run on a copy of the imported
+// module and evaluated by the reference interpreter (which rounds bf16/fp16 storage exactly as
+// the plan does), judged against the same module in strict fp32:
+//
+//   1. the fp32 reference, then pure bf16 and pure fp16 (fp16 keeps 3 more mantissa bits; it
+//      loses where values outgrow 65504), on every calibration input; the one with the smaller
+//      error is the start, and it is the answer when within the budget;
+//   2. the per-value comparison of the start against the reference on the first input (what
+//      `kiln compare` reports) ranks its values by the error they add over their inputs;
+//   3. a bisection finds the smallest k for which keeping the nodes of the top-k values in strict
+//      fp32 meets the budget on every input (each step verified: the answer always was measured);
+//   4. when even all of them miss it, the whole model runs in strict fp32.
+//
+// The error is max |out - ref| / max |ref| over every output and calibration input, the max
+// relative error of `kiln compare`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TOOLS_KILN_PRECISIONSEARCH_H
+#define KILN_TOOLS_KILN_PRECISIONSEARCH_H
+
+#include "passes/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln::cli {
+
+/// One calibration input: model input name -> .npy file.
+struct CalibrationSample {
+  std::string name;
+  std::map<std::string, std::string> files;
+};
+
+/// The samples of a calibration directory: its .npy files (one sample), or one sample per
+/// subdirectory holding .npy files, in name order. A file is named as `kiln run --output-dir`
+/// names tensors (runtime::npyFileName of the input name). Every sample must give every input
+/// in `inputNames`; the error names the sample and the input.
+llvm::Expected<std::vector<CalibrationSample>> readCalibrationSamples(const std::string &dir,
+                                                                      const std::vector<std::string> &inputNames);
+
+/// One candidate the search evaluated.
+struct PrecisionTrial {
+  std::string what; // "reference fp32", "bf16", "fp16 + 12 values in fp32", ...
+  size_t keptValues = 0;
+  size_t keptNodes = 0;
+  double error = 0;
+  double seconds = 0;
+  bool withinBudget = false;
+};
+
+/// What the search chose.
+struct PrecisionChoice {
+  /// The plan's precision: bf16 or fp16, or fp32 when no half-precision candidate met the budget.
+  Precision precision = Precision::FP32;
+  /// ONNX nodes run in strict fp32 (as `--force-precision NAME=fp32` asks), in rank order.
+  std::vector<std::string> fp32Nodes;
+  double error = 0; // of the chosen candidate, as measured
+  double maxError = 0;
+  size_t samples = 0;
+  double seconds = 0; // the whole search
+  std::vector<PrecisionTrial> trials;
+
+  /// The options to compile: `base` with the chosen precision and overrides.
+  PipelineOptions apply(PipelineOptions base) const;
+  /// One line for the plan's metadata and the summary.
+  std::string summary() const;
+  llvm::json::Value toJSON() const;
+};
+
+struct PrecisionSearchOptions {
+  double maxError = 1e-3;
+  /// Options every candidate shares (layout, fusion, the user's own overrides); the search sets
+  /// the precision and adds its fp32 nodes.
+  PipelineOptions base;
+  /// One line per evaluated candidate; may be empty.
+  std::function<void(const std::string &)> progress;
+};
+
+/// Searches as the file comment says. `imported` is not changed (candidates run on copies).
+/// Errors: an unreadable input, a candidate the pipeline or the interpreter cannot run.
+llvm::Expected<PrecisionChoice> searchPrecision(mlir::ModuleOp imported, const std::vector<CalibrationSample> &samples,
+                                               const PrecisionSearchOptions &options);
+
+} // namespace kiln::cli
+
+#endif // KILN_TOOLS_KILN_PRECISIONSEARCH_H
