@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -183,9 +184,12 @@ def tiny_dumps(opts, directory):
     for p in ("fp32", "bf16"):
         plan = os.path.join(opts.work_dir, f"tiny_{p}.kiln")
         kiln(opts, "compile", model, "-o", plan, "--precision", p, "--shape", "image=2x3x32x32", "--quiet")
-        target = os.path.join(directory, p)
+        target = os.path.join(opts.work_dir, "tiny_dumps", p)
         shutil.rmtree(target, ignore_errors=True)
         kiln(opts, "run", plan, "--dump", target, "--timing-cache", opts.timing_cache)
+    # One archive: few files come back from the GPU box.
+    subprocess.run(["tar", "-czf", os.path.join(directory, "tiny_cnn_gpu_dumps.tgz"), "-C",
+                    os.path.join(opts.work_dir, "tiny_dumps"), "fp32", "bf16"], check=True)
 
 
 def main():
@@ -204,6 +208,7 @@ def main():
     opts.timing_cache = os.path.join(opts.work_dir, "timing_cache.txt")
     summary = {"compare": [], "auto": [], "errors": []}
     if opts.tiny_dumps:
+        os.makedirs(opts.tiny_dumps, exist_ok=True)
         tiny_dumps(opts, opts.tiny_dumps)
     for case in filter(None, opts.compare.split(",")):
         try:

@@ -53,6 +53,8 @@ struct ExecutionContext::Impl {
   Status enqueueSteps();
   Status capture();
   Status enqueueRun();
+  /// The inputs' copies into the arena (a run's first phase).
+  Status enqueueInputs();
   Status sync();
   Io *find(std::vector<Io> &list, std::string_view name) {
     for (Io &io : list)
@@ -203,12 +205,7 @@ Status ExecutionContext::Impl::enqueueRun() {
   outputsValid = false;
   pending = true; // from here on anything may be in flight: synchronize before touching staging
   KILN_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(phase[0].get(), s), "recording a timing event"));
-  for (const Io &in : inputs) {
-    const void *src = in.device ? in.device : static_cast<const void *>(in.staging.data());
-    KILN_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(in.arena, src, in.desc->bytes,
-                                                    in.device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice, s),
-                                    "copying input '" + in.desc->name + "' to the device"));
-  }
+  KILN_RETURN_IF_ERROR(enqueueInputs());
   KILN_RETURN_IF_ERROR(cudaStatus(cudaEventRecord(phase[1].get(), s), "recording a timing event"));
   if (graph)
     KILN_RETURN_IF_ERROR(cudaStatus(cudaGraphLaunch(graph.get(), s), "launching the CUDA graph of the steps"));
@@ -222,6 +219,17 @@ Status ExecutionContext::Impl::enqueueRun() {
                                     "copying output '" + out.desc->name + "' from the device"));
   }
   return cudaStatus(cudaEventRecord(phase[3].get(), s), "recording a timing event");
+}
+
+Status ExecutionContext::Impl::enqueueInputs() {
+  for (const Io &in : inputs) {
+    const void *src = in.device ? in.device : static_cast<const void *>(in.staging.data());
+    KILN_RETURN_IF_ERROR(cudaStatus(cudaMemcpyAsync(in.arena, src, in.desc->bytes,
+                                                    in.device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice,
+                                                    stream.get()),
+                                    "copying input '" + in.desc->name + "' to the device"));
+  }
+  return Status::ok();
 }
 
 Status ExecutionContext::Impl::sync() {
@@ -361,11 +369,13 @@ StatusOr<RunTiming> ExecutionContext::runTimed() {
 StatusOr<std::vector<float>> ExecutionContext::profileSteps() {
   KILN_GUARD("profileSteps");
   KILN_RETURN_IF_ERROR(impl_->sync());
-  // One real run first: the arena then holds this request's inputs and every step reads
-  // what it would in production.
+  // One real run first (the outputs are this request's), then the inputs again: the steps
+  // after an input's last reader may have reused its arena bytes. Every step then reads what
+  // it would in production.
   KILN_RETURN_IF_ERROR(impl_->enqueueRun());
   KILN_RETURN_IF_ERROR(impl_->sync());
   cudaStream_t s = impl_->stream.get();
+  KILN_RETURN_IF_ERROR(impl_->enqueueInputs());
   std::vector<runtime::Event> marks(impl_->executors.size() + 1);
   for (auto &mark : marks) {
     auto event = runtime::createEvent("profiling the steps");
@@ -394,6 +404,8 @@ Status ExecutionContext::runStepsObserved(
   KILN_RETURN_IF_ERROR(impl_->sync());
   const plan::Plan &plan = impl_->engine->plan;
   cudaStream_t s = impl_->stream.get();
+  // The run may have reused the inputs' arena bytes after their last reader (profileSteps).
+  KILN_RETURN_IF_ERROR(impl_->enqueueInputs());
   for (size_t i = 0; i < impl_->executors.size(); ++i) {
     KILN_RETURN_IF_ERROR(impl_->executors[i]->enqueue(impl_->res));
     KILN_RETURN_IF_ERROR(cudaStatus(cudaStreamSynchronize(s), "running the steps one by one"));

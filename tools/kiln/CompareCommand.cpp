@@ -87,6 +87,12 @@ std::vector<std::tuple<std::string, std::string, std::string>> metadataDifferenc
   return out;
 }
 
+/// Whether both dumps name the same model file: the interpreter's names the path it was given,
+/// a plan's the file name its plan records.
+bool sameModel(const Dump &a, const Dump &b) {
+  return llvm::sys::path::filename(a.model) == llvm::sys::path::filename(b.model);
+}
+
 struct Row {
   const DumpedValue *a = nullptr, *b = nullptr;
   Alignment alignment = Alignment::Same;
@@ -281,7 +287,7 @@ int CompareCommand::run() {
   }
   llvm::raw_ostream &os = llvm::outs();
   os << "compare A " << a->dir << " (" << a->source << ", " << a->precision << ") with B " << b->dir << " ("
-     << b->source << ", " << b->precision << ")" << (a->model != b->model ? ": different models!" : "") << "\n";
+     << b->source << ", " << b->precision << ")" << (sameModel(*a, *b) ? "" : ": different models!") << "\n";
   for (const auto &[key, va, vb] : metadataDifferences(*a, *b))
     os << "  " << key << ": " << (va.empty() ? "-" : va) << " -> " << (vb.empty() ? "-" : vb) << "\n";
   if (a->stepsMs && b->stepsMs)

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <optional>
 #include <set>
+#include <thread>
 
 namespace kiln::cli {
 
@@ -71,6 +72,7 @@ struct CandidateValue {
   std::string name;
   std::vector<std::string> nodes; // the ONNX nodes of the op that computes it
   bool half = false;
+  bool output = false; // a graph output (through the casts back to its declared type)
   ErrorEdge edge;
   double growth = 0;
 };
@@ -160,55 +162,80 @@ llvm::Expected<double> Search::evaluate(const PipelineOptions &options, bool ref
   auto main = mainFunction(**module);
   if (!main)
     return main.takeError();
+  std::set<std::string> outputNames;
   if (rank) {
     candidates_.clear();
     primaryNodes_.clear();
+    for (const std::string &name : inputValueNames(main->getBody().front().getTerminator()))
+      outputNames.insert(name);
     main->walk([&](mlir::Operation *op) {
       if (std::optional<OnnxNode> node = onnxNodeOf(op->getLoc()))
         primaryNodes_.insert(node->name);
     });
   }
-  double worst = 0;
-  for (size_t s = 0; s < arguments_.size(); ++s) {
-    interp::ResultObserver observe;
-    if (s == 0 && (reference || rank))
-      observe = [&](mlir::Operation *op, llvm::ArrayRef<Tensor> results) -> llvm::Error {
-        for (auto [i, name] : llvm::enumerate(onnxValueNames(op))) {
-          if (name.empty() || !results[i].isFloat())
-            continue;
-          const Tensor &t = results[i];
-          std::vector<int64_t> shape(t.shape.begin(), t.shape.end());
-          if (reference) {
-            referenceValues_.try_emplace(name, ReferenceValue{shape, t.f});
-            continue;
-          }
-          if (llvm::any_of(candidates_, [&](const CandidateValue &c) { return c.name == name; }))
-            continue;
-          CandidateValue value{name, nodeNames(op->getLoc()), touchesHalf(op), {inputValueNames(op), std::nullopt}};
-          if (auto it = referenceValues_.find(name); it != referenceValues_.end()) {
-            std::vector<double> aligned = t.f;
-            if (alignToA(aligned, it->second.shape, shape) != Alignment::Mismatch &&
-                aligned.size() == it->second.values.size())
-              value.edge.maxRel = measureError(it->second.values, aligned).maxRel;
-          }
-          candidates_.push_back(std::move(value));
+  interp::ResultObserver observe;
+  if (reference || rank)
+    observe = [&](mlir::Operation *op, llvm::ArrayRef<Tensor> results) -> llvm::Error {
+      for (auto [i, name] : llvm::enumerate(onnxValueNames(op))) {
+        if (name.empty() || !results[i].isFloat())
+          continue;
+        const Tensor &t = results[i];
+        std::vector<int64_t> shape(t.shape.begin(), t.shape.end());
+        if (reference) {
+          referenceValues_.try_emplace(name, ReferenceValue{shape, t.f});
+          continue;
         }
-        return llvm::Error::success();
-      };
-    auto outputs = interp::evaluateFunction(*main, arguments_[s], observe);
-    if (!outputs)
-      return searchError("calibration input '" + samples_[s].name + "': " + llvm::toString(outputs.takeError()));
-    if (reference) {
-      referenceOutputs_.push_back(std::move(*outputs));
+        if (llvm::any_of(candidates_, [&](const CandidateValue &c) { return c.name == name; }))
+          continue;
+        CandidateValue value{name, nodeNames(op->getLoc()), touchesHalf(op), outputNames.count(name) > 0,
+                             {inputValueNames(op), std::nullopt}};
+        if (auto it = referenceValues_.find(name); it != referenceValues_.end()) {
+          std::vector<double> aligned = t.f;
+          if (alignToA(aligned, it->second.shape, shape) != Alignment::Mismatch &&
+              aligned.size() == it->second.values.size())
+            value.edge.maxRel = measureError(it->second.values, aligned).maxRel;
+        }
+        candidates_.push_back(std::move(value));
+      }
+      return llvm::Error::success();
+    };
+  // The samples are independent: they run on threads of their own (the interpreter only reads
+  // the module; the observer, which writes this search's state, sees the first sample only).
+  std::vector<std::optional<llvm::Expected<llvm::SmallVector<Tensor>>>> outputs(arguments_.size());
+  size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
+  for (size_t first = 0; first < arguments_.size(); first += workers) {
+    std::vector<std::thread> threads;
+    for (size_t s = first; s < std::min(arguments_.size(), first + workers); ++s)
+      threads.emplace_back([&, s] {
+        outputs[s].emplace(interp::evaluateFunction(*main, arguments_[s], s == 0 ? observe : interp::ResultObserver()));
+      });
+    for (std::thread &t : threads)
+      t.join();
+  }
+  double worst = 0;
+  llvm::Error failed = llvm::Error::success();
+  for (size_t s = 0; s < outputs.size(); ++s) {
+    llvm::Expected<llvm::SmallVector<Tensor>> &result = *outputs[s];
+    if (!result) {
+      llvm::Error err = searchError("calibration input '" + samples_[s].name + "': " + llvm::toString(result.takeError()));
+      failed = llvm::joinErrors(std::move(failed), std::move(err));
       continue;
     }
-    for (auto [k, out] : llvm::enumerate(*outputs)) {
+    if (failed)
+      continue;
+    if (reference) {
+      referenceOutputs_.push_back(std::move(*result));
+      continue;
+    }
+    for (auto [k, out] : llvm::enumerate(*result)) {
       const Tensor &ref = referenceOutputs_[s][k];
       if (!out.isFloat() || out.f.size() != ref.f.size())
         continue; // integer outputs (argmax) carry no rounding error to budget
       worst = std::max(worst, measureError(ref.f, out.f).maxRel);
     }
   }
+  if (failed)
+    return std::move(failed);
   if (rank) {
     llvm::StringMap<const ErrorEdge *> edges;
     for (const CandidateValue &c : candidates_)
@@ -298,14 +325,32 @@ llvm::Expected<PrecisionChoice> Search::run() {
   if (startError <= options_.maxError)
     return finish(startPrecision, {}, startError);
 
-  // The values that add error, most first; each brings the nodes of its op that the precision
-  // pass can match (values of ops already all fp32 have nothing to give).
-  std::stable_sort(ranking.begin(), ranking.end(),
-                   [](const CandidateValue &x, const CandidateValue &y) { return x.growth > y.growth; });
+  // The values that add error, most first, then the other half-precision values by their own
+  // error (rounding spread over many values adds up even where no single one grows it); each
+  // brings the nodes of its op that the precision pass can match (values of ops already all
+  // fp32 have nothing to give).
+  // Before them all, a graph output that alone breaks the budget: one whose own growth is over
+  // it, or any output when the budget is below the rounding of its largest value to the half
+  // type (2^-11 of it in fp16, 2^-8 in bf16), whatever runs before it.
+  auto adds = [](const CandidateValue &c) { return c.edge.maxRel && c.growth > 0; };
+  double outputRounding = startPrecision == Precision::FP16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+  auto breaks = [&](const CandidateValue &c) {
+    return c.output && (outputRounding > options_.maxError || (adds(c) && c.growth > options_.maxError));
+  };
+  std::stable_sort(ranking.begin(), ranking.end(), [&](const CandidateValue &x, const CandidateValue &y) {
+    if (breaks(x) != breaks(y))
+      return breaks(x);
+    if (adds(x) != adds(y))
+      return adds(x);
+    if (adds(x))
+      return x.growth > y.growth;
+    return x.edge.maxRel.value_or(0) > y.edge.maxRel.value_or(0);
+  });
+  size_t growing = llvm::count_if(ranking, [&](const CandidateValue &c) { return c.half && adds(c); });
   std::vector<std::vector<std::string>> nodesOf; // per ranked value: the nodes it adds
   llvm::StringSet<> taken;
   for (const CandidateValue &c : ranking) {
-    if (c.growth <= 0 || !c.half)
+    if (!c.half)
       continue;
     std::vector<std::string> nodes;
     for (const std::string &node : c.nodes)
@@ -332,8 +377,8 @@ llvm::Expected<PrecisionChoice> Search::run() {
     }
     return t;
   };
-  say(llvm::formatv("  {0} values add error in {1}; bisecting on how many of them stay fp32", nodesOf.size(),
-                    precisionName(startPrecision))
+  say(llvm::formatv("  {0} values in {1}, {2} of them add error; bisecting on how many, most first, stay fp32",
+                    nodesOf.size(), precisionName(startPrecision), growing)
           .str());
   size_t lo = 0, hi = nodesOf.size();
   double hiError = INFINITY;

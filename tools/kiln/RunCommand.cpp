@@ -117,7 +117,8 @@ int RunCommand::dumpValues(Session &session, const std::string &planPath, const 
     metadata["precision_overrides"] = llvm::join(m.precisionOverrides, ",");
   if (!m.precisionChoice.empty())
     metadata["precision_choice"] = m.precisionChoice;
-  auto count = writer->finish("gpu", planPath, m.precision, metadata, stepsMs);
+  metadata["plan"] = llvm::sys::path::filename(planPath).str();
+  auto count = writer->finish("gpu", m.model, m.precision, metadata, stepsMs);
   if (!count)
     return failure(llvm::toString(count.takeError()));
   llvm::outs() << "dumped " << *count << " values into " << dir << "\n";
