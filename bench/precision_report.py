@@ -87,18 +87,16 @@ def compare(opts, case):
     work = os.path.join(opts.work_dir, f"{tag}_{a}_vs_{b}")
     os.makedirs(work, exist_ok=True)
     inputs = input_args(feeds, os.path.join(work, "inputs"))
-    dumps = {}
-    for p in (a, b):
-        plan = compile_plan(opts, onnx, os.path.join(opts.work_dir, f"{tag}_{p}.kiln"), p)
-        dumps[p] = os.path.join(work, f"gpu_{p}")
-        shutil.rmtree(dumps[p], ignore_errors=True)
-        kiln(opts, "run", plan, *inputs, "--dump", dumps[p], "--timing-cache", opts.timing_cache)
-    graph = os.path.join(work, "interpreter_fp32")
-    shutil.rmtree(graph, ignore_errors=True)
-    _, _, eval_s = kiln(opts, "eval", onnx, *inputs, "--dump", graph, "--quiet")
+    plans = {p: compile_plan(opts, onnx, os.path.join(opts.work_dir, f"{tag}_{p}.kiln"), p) for p in (a, b)}
     stem = os.path.join(opts.results_dir, f"compare-{tag}-{a}-vs-{b}")
-    text, _, _ = kiln(opts, "compare", dumps[a], dumps[b], "--edges", graph, "--top", "15", "--html", stem + ".html")
-    out, _, _ = kiln(opts, "compare", dumps[a], dumps[b], "--edges", graph, "--json")
+    kept = os.path.join(work, "dumps")
+    shutil.rmtree(kept, ignore_errors=True)
+    # The plans themselves: compare runs and dumps each (every step timed alone) and takes the
+    # value graph from the model's interpreter dump; the text view then reads the kept dumps.
+    out, _, compare_s = kiln(opts, "compare", plans[a], plans[b], *inputs, "--model", onnx, "--json", "--html",
+                             stem + ".html", "--keep-dumps", kept, "--timing-cache", opts.timing_cache)
+    text, _, _ = kiln(opts, "compare", os.path.join(kept, "a"), os.path.join(kept, "b"), "--edges",
+                      os.path.join(kept, "graph"), "--top", "15")
     with open(stem + ".txt", "w") as f:
         f.write(text)
     with open(stem + ".json", "w") as f:
@@ -107,7 +105,7 @@ def compare(opts, case):
     measured = [v for v in result["values"] if "max_rel" in v]
     timed = [v for v in result["values"] if "step_a" in v and "step_b" in v]
     km.log(f"   {tag} {a} vs {b}: {len(result['values'])} values ({len(measured)} measured, {len(timed)} with both "
-           f"times), steps {result.get('steps_ms')}, culprits {result['culprits'][:5]} (interpreter {eval_s:.1f} s)")
+           f"times), steps {result.get('steps_ms')}, culprits {result['culprits'][:5]} (compare {compare_s:.1f} s)")
     print("\n".join(text.splitlines()[:6]))
     return {"case": case, "values": len(result["values"]), "measured": len(measured), "timed_both": len(timed),
             "steps_ms": result.get("steps_ms"), "culprits": result["culprits"], "files": os.path.basename(stem)}

@@ -5,7 +5,8 @@ The bundled tiny CNN compiled in fp32 and bf16: the plan's dump (every step run 
 value it completes copied out) must hold exactly the ONNX values the interpreter's dump of the
 same optimized module holds, and `kiln compare` of the two must find each within the bound of
 accumulation-order differences (fp32 1e-4, bf16 2e-2 of max |value|; cosine >= 0.9999); every
-dumped value names the step that completed it with its runner and time, which compare carries.
+dumped value names the step that completed it with its runner and time, which compare carries;
+and `kiln compare PLAN --reference interpreter --model` runs and dumps the plan itself.
 Exits 77 (ctest's skip code) without a GPU.
 """
 import json
@@ -62,6 +63,16 @@ def check_case(kiln, work, case, compile_only):
         return "compare does not carry the GPU side's step times (step_b, steps_ms.b)"
     if result["only_a"] or result["only_b"]:
         return f"only in the interpreter's dump: {result['only_a']}; only in the GPU's: {result['only_b']}"
+    # The same through `kiln compare PLAN --reference interpreter`: it runs and dumps the plan
+    # itself and makes the strict-fp32 reference; every value the GPU dump holds is compared.
+    proc = run([kiln, "compare", plan, "--reference", "interpreter", "--model", MODEL, "--input", f"image={x}",
+                "--json", "--timing-cache", "none"] + shape)
+    if proc.returncode:
+        return "compare PLAN --reference interpreter: " + proc.stderr.strip()
+    direct = json.loads(proc.stdout)
+    names = sorted(v["name"] for v in direct["values"] if "max_rel" in v and "step_b" in v)
+    if names != sorted(v["name"] for v in manifest["values"]):
+        return f"compare PLAN --reference interpreter compared {names}, the dump holds {len(manifest['values'])}"
     for v in result["values"]:
         if "problem" in v:
             return f"{v['name']}: {v['problem']}"

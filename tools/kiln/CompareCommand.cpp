@@ -8,14 +8,24 @@
 
 #include "Commands.h"
 #include "CompareReport.h"
+#include "Diagnostics.h"
+#include "InputFlags.h"
+#include "InterpreterRun.h"
+#include "ModelLoading.h"
+#include "PlanDump.h"
 #include "ValueError.h"
 #include "ValueDump.h"
 
 #include "runtime/Npy.h"
 #include "runtime/TensorData.h"
 
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -37,8 +47,9 @@ namespace {
 namespace cl = llvm::cl;
 
 const char *const kCompareOverview =
-    R"(Compares two evaluations of one model on the same inputs, value by value. A and B are value
-dumps: directories `kiln eval --dump DIR` writes (the interpreter at any precision and with any
+    R"(Compares two evaluations of one model on the same inputs, value by value. A and B are plans
+(run here on the GPU with the --input values, or the same random ones, and dumped step by
+step), or value dumps: directories `kiln eval --dump DIR` writes (the interpreter at any precision and with any
 pass options) or `kiln run --dump DIR` writes (a plan on the GPU, with the runner, algorithm
 and time of the step that completed each value: both sides' times stand beside the error, and
 the sum of all steps above). B is judged against A: for every ONNX value both computed, in A's order, the
@@ -49,7 +60,14 @@ side's layout. Values only one side computed (folded, or kept inside a fused ste
 and so is every difference in how the two were computed (compiler, precision and pass options
 for the interpreter; compiler, library versions, arena and weights for a plan).
 
-Exit status: 0 on success, 1 when a dump cannot be read, 2 on a usage error.
+  kiln compare fp32.kiln bf16.kiln --input x=x.npy --model model.onnx --html report.html
+  kiln compare bf16.kiln --reference interpreter --model model.onnx --input x=x.npy
+  kiln compare fp32_dump/ bf16_dump/
+
+With --model, two plans' culprits are ranked over the model's value graph (its interpreter dump);
+otherwise by error alone.
+
+Exit status: 0 on success, 1 when a dump cannot be read or a plan not run, 2 on a usage error.
 )";
 
 /// A dumped value as doubles in C order.
@@ -116,6 +134,25 @@ public:
              cl::desc("Also write the comparison as one self-contained HTML page: the error along the\n"
                       "graph with the culprits marked, B's precision per value, a sortable table"),
              cl::sub(sub), cl::cat(categories.output)),
+        inputs(sub, categories),
+        reference("reference", cl::value_desc("interpreter"),
+                  cl::desc("A is the reference interpreter: --model evaluated in strict fp32 on the\n"
+                           "same inputs; give B alone"),
+                  cl::sub(sub), cl::cat(categories.input)),
+        modelPath("model", cl::value_desc("model.onnx"),
+                  cl::desc("The model the plans were compiled from: the interpreter's side for\n"
+                           "--reference interpreter, and where two plans get which value feeds which"),
+                  cl::sub(sub), cl::cat(categories.input)),
+        shapes("shape", cl::value_desc("name=dims"), cl::desc("Static shape of a --model input (as kiln compile)"),
+               cl::sub(sub), cl::cat(categories.input)),
+        timingCache("timing-cache", cl::value_desc("file"),
+                    cl::desc("For plans: the runtime's timing cache (default ~/.cache/kiln/timing_cache.txt;\n"
+                             "none: tune without one)"),
+                    cl::sub(sub), cl::cat(categories.input)),
+        keepDumps("keep-dumps", cl::value_desc("dir"),
+                  cl::desc("Write the dumps that plans and --reference make into <dir>/a, <dir>/b\n"
+                           "(and <dir>/graph) and keep them (default: a temporary directory)"),
+                  cl::sub(sub), cl::cat(categories.output)),
         edges("edges", cl::value_desc("dump dir"),
               cl::desc("Take which values feed which from this dump (`kiln eval --dump` of the same\n"
                        "model) instead of A's: a plan's dump does not record them, so two plan dumps\n"
@@ -125,22 +162,143 @@ public:
   int run() override;
 
 private:
+  /// A plan side's dump into `dir`: the plan run on the GPU with the given inputs, step by step.
+  llvm::Error dumpPlan(const std::string &plan, const std::string &dir);
+  /// The interpreter's strict-fp32 dump of --model into `dir`.
+  llvm::Error dumpReference(const std::string &dir);
+
   cl::list<std::string> sides;
+  InputFlags inputs;
+  cl::opt<std::string> reference;
+  cl::opt<std::string> modelPath;
+  cl::list<std::string> shapes;
+  cl::opt<std::string> timingCache;
+  cl::opt<std::string> keepDumps;
   cl::opt<bool> json;
   cl::opt<int64_t> top;
   cl::opt<std::string> html;
   cl::opt<std::string> edges;
 };
 
+llvm::Error CompareCommand::dumpPlan(const std::string &plan, const std::string &dir) {
+  auto files = inputs.inputFiles();
+  if (!files)
+    return files.takeError();
+  SessionOptions options;
+  options.plan = plan;
+  options.inputFiles = *files;
+  options.seed = inputs.seed();
+  options.timingCache = timingCache;
+  options.quiet = true;
+  std::unique_ptr<Session> session = openSession(prefix(), options);
+  if (!session)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot run plan '" + plan + "'");
+  auto count = dumpPlanValues(*session, plan, dir);
+  if (!count)
+    return count.takeError();
+  return llvm::Error::success();
+}
+
+llvm::Error CompareCommand::dumpReference(const std::string &dir) {
+  frontend::ImportOptions importOptions;
+  for (const std::string &shape : shapes)
+    if (llvm::Error error = frontend::parseShapeOption(shape, importOptions))
+      return error;
+  auto files = inputs.inputFiles();
+  if (!files)
+    return files.takeError();
+  mlir::MLIRContext context;
+  DiagnosticPrinter diagnostics(context, prefix(), /*showRemarks=*/false);
+  auto module = loadModel(context, modelPath, importOptions);
+  if (!module)
+    return module.takeError();
+  PipelineOptions options;
+  options.precision = Precision::FP32;
+  options.strictFp32 = true;
+  mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
+  buildOptimizationPipeline(pm, options);
+  if (mlir::failed(pm.run(**module)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the fp32 pipeline failed on '" + modelPath + "'");
+  auto main = mainFunction(**module);
+  if (!main)
+    return main.takeError();
+  auto arguments = interpreterArguments(*main, *files, inputs.seed());
+  if (!arguments)
+    return arguments.takeError();
+  size_t count = 0;
+  auto outputs = evaluateIntoDump(*main, *arguments, modelPath, options, dir, count);
+  return outputs ? llvm::Error::success() : outputs.takeError();
+}
+
 int CompareCommand::run() {
-  if (sides.size() != 2)
-    return usageError("needs two value dumps, A and B (got " + std::to_string(sides.size()) + ")");
+  bool interpreterReference = !reference.empty();
+  if (interpreterReference && reference != "interpreter")
+    return usageError("--reference takes 'interpreter' (got '" + reference + "')");
+  if (interpreterReference && modelPath.empty())
+    return usageError("--reference interpreter needs --model model.onnx");
+  size_t wanted = interpreterReference ? 1 : 2;
+  if (sides.size() != wanted)
+    return usageError(interpreterReference
+                          ? "with --reference interpreter give one side, B (got " + std::to_string(sides.size()) + ")"
+                          : "needs two sides, A and B: value dumps or plans (got " + std::to_string(sides.size()) +
+                                ")");
   if (top < 0)
     return usageError("--top needs a count >= 0");
-  auto a = readDump(sides[0]);
+  if (auto files = inputs.inputFiles(); !files)
+    return usageError(llvm::toString(files.takeError()));
+
+  // Each side is a dump directory, or a plan to run here and dump; --reference makes A.
+  std::vector<std::string> dirs, labels; // labels: what each side is, for the report
+  bool anyPlan = false;
+  for (const std::string &side : sides)
+    anyPlan |= !llvm::sys::fs::is_directory(side);
+  std::string work = keepDumps;
+  bool temporary = work.empty() && (anyPlan || interpreterReference);
+  if (temporary) {
+    llvm::SmallString<128> made;
+    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("kiln-compare", made))
+      return failure("cannot create a temporary directory: " + ec.message());
+    work = std::string(made);
+  }
+  auto cleanup = llvm::make_scope_exit([&] {
+    if (temporary)
+      llvm::sys::fs::remove_directories(work);
+  });
+  auto within = [&](const char *name) {
+    llvm::SmallString<256> path(work);
+    llvm::sys::path::append(path, name);
+    return std::string(path);
+  };
+  if (interpreterReference) {
+    if (llvm::Error err = dumpReference(within("a")))
+      return failure(llvm::toString(std::move(err)));
+    dirs.push_back(within("a"));
+    labels.push_back(modelPath + " in the interpreter");
+  }
+  for (const std::string &side : sides) {
+    labels.push_back(side);
+    if (llvm::sys::fs::is_directory(side)) {
+      dirs.push_back(side);
+      continue;
+    }
+    if (!llvm::sys::fs::exists(side))
+      return failure("'" + side + "' is neither a value dump directory nor a plan file");
+    std::string dir = within(dirs.empty() ? "a" : "b");
+    if (llvm::Error err = dumpPlan(side, dir))
+      return failure(llvm::toString(std::move(err)));
+    dirs.push_back(dir);
+  }
+  std::string graphDump = edges;
+  if (graphDump.empty() && !modelPath.empty() && !interpreterReference) {
+    graphDump = within("graph");
+    if (llvm::Error err = dumpReference(graphDump))
+      return failure(llvm::toString(std::move(err)));
+  }
+
+  auto a = readDump(dirs[0]);
   if (!a)
     return failure(llvm::toString(a.takeError()));
-  auto b = readDump(sides[1]);
+  auto b = readDump(dirs[1]);
   if (!b)
     return failure(llvm::toString(b.takeError()));
   llvm::StringMap<const DumpedValue *> inB, inA;
@@ -184,8 +342,8 @@ int CompareCommand::run() {
   // Where error grows: over A's graph (a plan's dump lists no inputs), through values only A
   // computed (B fused or folded them) back to compared values.
   std::optional<Dump> graph;
-  if (!edges.empty()) {
-    auto read = readDump(edges);
+  if (!graphDump.empty()) {
+    auto read = readDump(graphDump);
     if (!read)
       return failure(llvm::toString(read.takeError()));
     graph = std::move(*read);
@@ -224,8 +382,9 @@ int CompareCommand::run() {
     return out;
   };
   {
-    auto side = [](const Dump &d) {
-      return llvm::json::Object{{"dir", d.dir}, {"source", d.source}, {"model", d.model}, {"precision", d.precision}};
+    // Dumps made here live in a directory that goes away: sides are named by what they are.
+    auto side = [](const Dump &d, const std::string &label) {
+      return llvm::json::Object{{"dir", label}, {"source", d.source}, {"model", d.model}, {"precision", d.precision}};
     };
     auto strings = [](const std::vector<std::string> &items) {
       llvm::json::Array out;
@@ -262,9 +421,9 @@ int CompareCommand::run() {
     llvm::json::Array metadataDiff;
     for (const auto &[key, va, vb] : metadataDifferences(*a, *b))
       metadataDiff.push_back(llvm::json::Object{{"key", key}, {"a", va}, {"b", vb}});
-    llvm::json::Value result(llvm::json::Object{{"a", side(*a)},
+    llvm::json::Value result(llvm::json::Object{{"a", side(*a, labels[0])},
                                                 {"metadata_diff", std::move(metadataDiff)},
-                                                {"b", side(*b)},
+                                                {"b", side(*b, labels[1])},
                                                 {"values", std::move(values)},
                                                 {"only_a", strings(onlyA)},
                                                 {"only_b", strings(onlyB)},
@@ -286,7 +445,7 @@ int CompareCommand::run() {
     }
   }
   llvm::raw_ostream &os = llvm::outs();
-  os << "compare A " << a->dir << " (" << a->source << ", " << a->precision << ") with B " << b->dir << " ("
+  os << "compare A " << labels[0] << " (" << a->source << ", " << a->precision << ") with B " << labels[1] << " ("
      << b->source << ", " << b->precision << ")" << (sameModel(*a, *b) ? "" : ": different models!") << "\n";
   for (const auto &[key, va, vb] : metadataDifferences(*a, *b))
     os << "  " << key << ": " << (va.empty() ? "-" : va) << " -> " << (vb.empty() ? "-" : vb) << "\n";

@@ -9,6 +9,7 @@
 #include "Commands.h"
 #include "Diagnostics.h"
 #include "InputFlags.h"
+#include "InterpreterRun.h"
 #include "ModelLoading.h"
 #include "PipelineFlags.h"
 #include "TensorNpy.h"
@@ -50,19 +51,6 @@ written as float32.
 
 Exit status: 0 on success, 1 when the model cannot be loaded or evaluated, 2 on a usage error.
 )";
-
-Tensor randomTensor(mlir::RankedTensorType type, std::mt19937_64 &rng) {
-  Tensor t = Tensor::zeros(type);
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int64_t> integer(0, 9), coin(0, 1);
-  for (int64_t k = 0; k < t.size(); ++k) {
-    if (t.isFloat())
-      interp::storeDouble(t, k, real(rng));
-    else
-      t.i[k] = type.getElementType().isInteger(1) ? coin(rng) : integer(rng);
-  }
-  return t;
-}
 
 class EvalCommand : public Command {
 public:
@@ -116,40 +104,15 @@ int EvalCommand::run() {
     return failure(llvm::toString(main.takeError()));
   mlir::func::FuncOp func = *main;
 
-  std::mt19937_64 rng(inputs.seed());
-  llvm::SmallVector<Tensor> arguments;
-  std::map<std::string, std::string> unused = inputFiles;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    auto type = llvm::cast<mlir::RankedTensorType>(func.getArgument(i).getType());
-    std::string name = interfaceName(func, i, false);
-    auto it = inputFiles.find(name);
-    if (it == inputFiles.end()) {
-      arguments.push_back(randomTensor(type, rng));
-      continue;
-    }
-    unused.erase(name);
-    auto array = runtime::readNpy(it->second);
-    if (!array.isOk())
-      return failure(array.status().message());
-    auto tensor = tensorFromNpy(array.value(), type, name);
-    if (!tensor)
-      return failure(llvm::toString(tensor.takeError()));
-    arguments.push_back(std::move(*tensor));
-  }
-  if (!unused.empty())
-    return failure("--input names '" + unused.begin()->first + "', which is not a model input");
+  auto arguments = interpreterArguments(func, inputFiles, inputs.seed());
+  if (!arguments)
+    return failure(llvm::toString(arguments.takeError()));
 
-  std::optional<ValueDumpWriter> dump;
-  interp::ResultObserver observe;
-  if (!dumpDir.empty()) {
-    auto writer = ValueDumpWriter::create(dumpDir);
-    if (!writer)
-      return failure(llvm::toString(writer.takeError()));
-    dump.emplace(std::move(*writer));
-    observe = [&](mlir::Operation *op, llvm::ArrayRef<Tensor> results) { return dump->observe(op, results); };
-  }
   auto start = std::chrono::steady_clock::now();
-  auto outputs = interp::evaluateFunction(func, arguments, observe);
+  size_t dumped = 0;
+  auto outputs = dumpDir.empty() ? interp::evaluateFunction(func, *arguments)
+                                 : evaluateIntoDump(func, *arguments, model.path(), pipeline.pipelineOptions(),
+                                                    dumpDir, dumped);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!outputs)
     return failure(llvm::toString(outputs.takeError()));
@@ -157,21 +120,8 @@ int EvalCommand::run() {
     if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
       return failure("cannot create '" + outputDir + "': " + ec.message());
   llvm::outs() << "evaluated " << model.path() << " in " << llvm::format("%.3f", seconds) << " s\n";
-  if (dump) {
-    PipelineOptions o = pipeline.pipelineOptions();
-    std::string overrides = llvm::join(precisionOverrideList(o), ",");
-    std::map<std::string, std::string> metadata{
-        {"compiler", KILN_VERSION},          {"precision", precisionName(o.precision).str()},
-        {"strict_fp32", o.strictFp32 ? "yes" : "no"}, {"fusion", o.fuse ? "yes" : "no"},
-        {"fused_attention", o.fuseAttention ? "yes" : "no"}, {"exact_gelu", o.exactGelu ? "yes" : "no"},
-        {"layout", layoutName(o.layout).str()}};
-    if (!overrides.empty())
-      metadata["precision_overrides"] = overrides;
-    auto count = dump->finish("interpreter", model.path(), precisionName(o.precision), metadata);
-    if (!count)
-      return failure(llvm::toString(count.takeError()));
-    llvm::outs() << "dumped " << *count << " values into " << dumpDir << "\n";
-  }
+  if (!dumpDir.empty())
+    llvm::outs() << "dumped " << dumped << " values into " << dumpDir << "\n";
   for (auto [i, t] : llvm::enumerate(*outputs)) {
     std::string name = interfaceName(func, i, true);
     double lo = INFINITY, hi = -INFINITY, sum = 0;

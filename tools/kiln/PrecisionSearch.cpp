@@ -2,6 +2,7 @@
 
 #include "PrecisionSearch.h"
 
+#include "InterpreterRun.h"
 #include "ModelLoading.h"
 #include "TensorNpy.h"
 #include "ValueDump.h"
@@ -118,22 +119,10 @@ llvm::Error Search::loadInputs() {
   if (!main)
     return main.takeError();
   for (const CalibrationSample &sample : samples_) {
-    llvm::SmallVector<Tensor> arguments;
-    for (unsigned i = 0; i < main->getNumArguments(); ++i) {
-      std::string name = interfaceName(*main, i, false);
-      auto it = sample.files.find(name);
-      if (it == sample.files.end())
-        return searchError("calibration input '" + sample.name + "' has no file for model input '" + name + "'");
-      auto array = runtime::readNpy(it->second);
-      if (!array.isOk())
-        return searchError(array.status().message());
-      auto tensor = tensorFromNpy(array.value(), llvm::cast<mlir::RankedTensorType>(main->getArgument(i).getType()),
-                                  name);
-      if (!tensor)
-        return searchError("calibration input '" + sample.name + "': " + llvm::toString(tensor.takeError()));
-      arguments.push_back(std::move(*tensor));
-    }
-    arguments_.push_back(std::move(arguments));
+    auto arguments = interpreterArguments(*main, sample.files, std::nullopt);
+    if (!arguments)
+      return searchError("calibration input '" + sample.name + "': " + llvm::toString(arguments.takeError()));
+    arguments_.push_back(std::move(*arguments));
   }
   return llvm::Error::success();
 }

@@ -21,6 +21,9 @@
 // RUN: %python %S/Inputs/exit_status.py 2 kiln profile %t/a.kiln --passes 0 2>&1 | FileCheck %s --check-prefix=PASSES
 // RUN: %python %S/Inputs/exit_status.py 2 kiln compare %t 2>&1 | FileCheck %s --check-prefix=ONE-DUMP
 // RUN: %python %S/Inputs/exit_status.py 1 kiln compare %t %t 2>&1 | FileCheck %s --check-prefix=NO-DUMP
+// RUN: %python %S/Inputs/exit_status.py 2 kiln compare %t --reference onnxruntime 2>&1 | FileCheck %s --check-prefix=REFERENCE
+// RUN: %python %S/Inputs/exit_status.py 2 kiln compare %t --reference interpreter 2>&1 | FileCheck %s --check-prefix=REFERENCE-MODEL
+// RUN: %python %S/Inputs/exit_status.py 1 kiln compare %t/missing.kiln %t 2>&1 | FileCheck %s --check-prefix=NO-SIDE
 // RUN: %python %S/Inputs/exit_status.py 2 kiln run 2>&1 | FileCheck %s --check-prefix=NO-PLAN
 // RUN: %python %S/Inputs/exit_status.py 2 kiln frobnicate 2>&1 | FileCheck %s --check-prefix=COMMAND
 // RUN: %python %S/Inputs/exit_status.py 2 kiln 2>&1 | FileCheck %s --check-prefix=NO-COMMAND
@@ -46,7 +49,10 @@
 // SEED: kiln: for the --seed option: '-3' value invalid
 // ITERATIONS: kiln bench: --iterations needs a count >= 1
 // PASSES: kiln profile: --passes needs a count >= 1
-// ONE-DUMP: kiln compare: needs two value dumps, A and B (got 1)
+// ONE-DUMP: kiln compare: needs two sides, A and B: value dumps or plans (got 1)
+// REFERENCE: kiln compare: --reference takes 'interpreter' (got 'onnxruntime')
+// REFERENCE-MODEL: kiln compare: --reference interpreter needs --model model.onnx
+// NO-SIDE: kiln compare: error: '{{.*}}missing.kiln' is neither a value dump directory nor a plan file
 // NO-DUMP: kiln compare: error: '{{.*}}' is no value dump: cannot read {{.*}}manifest.json {{.*}}; write one with `kiln eval --dump`
 // NO-PLAN: kiln run: no plan given; run 'kiln run --help'
 // COMMAND: Unknown subcommand 'frobnicate'
