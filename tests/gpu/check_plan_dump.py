@@ -55,12 +55,19 @@ def check_case(kiln, work, case, compile_only):
         steps[step["index"]] = step["ms"]
     if not 0 < sum(steps.values()) <= manifest.get("steps_ms", 0) * (1 + 1e-9):
         return f"the timed steps of the values sum to {sum(steps.values())} ms, all steps {manifest.get('steps_ms')}"
+    listed = manifest.get("steps", [])
+    if [st["index"] for st in listed] != list(range(len(listed))) or not listed or \
+            abs(sum(st["ms"] for st in listed) - manifest["steps_ms"]) > 1e-6 * max(manifest["steps_ms"], 1):
+        return f"the manifest's step list ({len(listed)} steps) does not add up to steps_ms {manifest['steps_ms']}"
     proc = run([kiln, "compare", ref, gpu, "--json", "--top", "0"])
     if proc.returncode:
         return "compare: " + proc.stderr.strip()
     result = json.loads(proc.stdout)
     if any("step_b" not in v or "step_a" in v for v in result["values"]) or "b" not in result.get("steps_ms", {}):
         return "compare does not carry the GPU side's step times (step_b, steps_ms.b)"
+    attributed = sum(v.get("ms_b", 0) for v in result["values"])
+    if not 0 < attributed <= result["steps_ms"]["b"] * (1 + 1e-9):
+        return f"the values' ms_b add up to {attributed} ms, all steps {result['steps_ms']['b']} ms"
     if result["only_a"] or result["only_b"]:
         return f"only in the interpreter's dump: {result['only_a']}; only in the GPU's: {result['only_b']}"
     # The same through `kiln compare PLAN --reference interpreter`: it runs and dumps the plan

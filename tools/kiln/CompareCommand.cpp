@@ -118,7 +118,33 @@ struct Row {
   ValueError error;
   double inputRel = 0; // the largest relative error among its compared inputs
   double growth = 0;
+  std::optional<double> msA, msB; // attributeTimes
 };
+
+/// Each row's time on one side (GPU dumps): the steps after the one that completed the previous
+/// row's value, up to the one that completed this row's, each step counted once. A step that
+/// completes no compared value (an fp32 conv whose value the other side fused away) counts
+/// toward the next value, so the rows add up to the steps' total. Without the dump's step list
+/// (older dumps), the completing step's own time, on the first value it completed.
+void attributeTimes(std::vector<Row> &rows, const Dump &dump, bool sideA) {
+  std::vector<double> before(1, 0.0); // before[i]: the steps 0..i-1 summed
+  for (const StepTiming &step : dump.steps)
+    before.push_back(before.back() + step.ms);
+  int64_t previous = -1;
+  for (Row &row : rows) {
+    const DumpedValue *v = sideA ? row.a : row.b;
+    if (!v->step)
+      continue;
+    int64_t index = v->step->index;
+    double ms = 0;
+    if (index > previous) {
+      bool listed = index < static_cast<int64_t>(dump.steps.size());
+      ms = listed ? before[index + 1] - before[previous + 1] : v->step->ms;
+      previous = index;
+    }
+    (sideA ? row.msA : row.msB) = ms;
+  }
+}
 
 class CompareCommand : public Command {
 public:
@@ -367,6 +393,8 @@ int CompareCommand::run() {
     row.inputRel = errorBroughtByInputs(inputsOf.lookup(row.a->name), lookup);
     row.growth = row.problem.empty() ? row.error.maxRel - row.inputRel : 0;
   }
+  attributeTimes(rows, *a, /*sideA=*/true);
+  attributeTimes(rows, *b, /*sideA=*/false);
   std::vector<const Row *> culprits;
   for (const Row &row : rows)
     if (row.problem.empty() && row.growth > 0)
@@ -405,6 +433,10 @@ int CompareCommand::run() {
         o["step_a"] = timing(row.a->step);
       if (row.b->step)
         o["step_b"] = timing(row.b->step);
+      if (row.msA)
+        o["ms_a"] = *row.msA;
+      if (row.msB)
+        o["ms_b"] = *row.msB;
       if (!row.problem.empty()) {
         o["problem"] = row.problem;
       } else {
@@ -450,24 +482,19 @@ int CompareCommand::run() {
   for (const auto &[key, va, vb] : metadataDifferences(*a, *b))
     os << "  " << key << ": " << (va.empty() ? "-" : va) << " -> " << (vb.empty() ? "-" : vb) << "\n";
   if (a->stepsMs && b->stepsMs)
-    os << llvm::format("  steps timed alone: A %.3f ms, B %.3f ms (B/A %.2fx)\n", *a->stepsMs, *b->stepsMs,
-                       *b->stepsMs / std::max(*a->stepsMs, 1e-9));
+    os << llvm::format("  steps timed alone: A %.3f ms, B %.3f ms (B/A %.2fx); a value's ms are the steps after\n"
+                       "  the previous value's, up to the one that completed it\n",
+                       *a->stepsMs, *b->stepsMs, *b->stepsMs / std::max(*a->stepsMs, 1e-9));
   os << "  " << rows.size() << " values in both";
   if (!onlyA.empty())
     os << "; only in A (folded or fused in B): " << join(onlyA);
   if (!onlyB.empty())
     os << "; only in B: " << join(onlyB);
   os << "\n\n";
-  // Step times where a side was timed (GPU dumps): the step that completed the value, each step
-  // shown once (a fused step completes several values).
-  bool timed = std::any_of(rows.begin(), rows.end(), [](const Row &r) { return r.a->step || r.b->step; });
-  std::set<int64_t> shownA, shownB;
-  auto stepTime = [](const DumpedValue *v, std::set<int64_t> &shown) -> std::string {
-    if (!v->step)
-      return "-";
-    if (!shown.insert(v->step->index).second)
-      return "\"";
-    return llvm::formatv("{0:f4}", v->step->ms).str();
+  // Step times where a side was timed (GPU dumps): attributeTimes.
+  bool timed = std::any_of(rows.begin(), rows.end(), [](const Row &r) { return r.msA || r.msB; });
+  auto msText = [](const std::optional<double> &ms) {
+    return ms ? llvm::formatv("{0:f4}", *ms).str() : std::string("-");
   };
   os << llvm::format("  %-28s %-10s %-10s %10s %10s %9s %10s", "value", "type A", "type B", "max abs", "max rel",
                      "cosine", "growth");
@@ -482,7 +509,7 @@ int CompareCommand::run() {
       os << llvm::format("%10.3g %10.3g %9.6f %+10.2g", row.error.maxAbs, row.error.maxRel, row.error.cosine,
                          row.growth);
     if (timed)
-      os << llvm::format(" %9s %9s %-9s", stepTime(row.a, shownA).c_str(), stepTime(row.b, shownB).c_str(),
+      os << llvm::format(" %9s %9s %-9s", msText(row.msA).c_str(), msText(row.msB).c_str(),
                          row.b->step ? row.b->step->runner.c_str() : "-");
     os << "  " << join(row.b->nodes)
        << (row.alignment == Alignment::Same ? "" : std::string(" [") + alignmentName(row.alignment) + "]") << "\n";

@@ -85,13 +85,10 @@ window.addEventListener('error', e => { document.body.dataset.errors += (e.messa
   });
   el('text', {x: L, y: H - 10, 'font-size': 11, fill: '#666'}, svg).textContent = 'values in graph order (A) \u2192';
 
-  // Step times: the step that completed each value (GPU dumps), each step once, A and B side by
-  // side on one linear scale.
-  const once = key => { const seen = new Set();
-    return values.map(v => { const s = v[key]; if (!s || seen.has(s.index)) return 0; seen.add(s.index); return s.ms; }); };
-  const msA = once('step_a'), msB = once('step_b');
-  values.forEach(v => { v.ms_a = v.step_a ? v.step_a.ms : undefined; v.ms_b = v.step_b ? v.step_b.ms : undefined;
-                        v.runner_b = v.step_b ? v.step_b.runner : ''; v.algorithm_b = v.step_b ? v.step_b.algorithm : ''; });
+  // Step times (GPU dumps): per value, the steps after the previous value's up to the one that
+  // completed it (ms_a, ms_b, which add up to all steps), A and B side by side on one scale.
+  const msA = values.map(v => v.ms_a || 0), msB = values.map(v => v.ms_b || 0);
+  values.forEach(v => { v.runner_b = v.step_b ? v.step_b.runner : ''; v.algorithm_b = v.step_b ? v.step_b.algorithm : ''; });
   const times = document.getElementById('times');
   const note = document.getElementById('timeNote');
   let bars = 0;
@@ -111,8 +108,8 @@ window.addEventListener('error', e => { document.body.dataset.errors += (e.messa
         const r = el('rect', {x: L + i * slot + k * bw, y: ty(ms), width: bw, height: Math.max(TH - B - ty(ms), 0.5),
                               fill: tcolors[side], class: 'bar'}, times);
         const s = v['step_' + side];
-        el('title', {}, r).textContent = `${v.name} (${side.toUpperCase()}): step ${s.index}, ${s.runner}, ` +
-                                         `${ms.toFixed(4)} ms ${s.algorithm || ''}`;
+        el('title', {}, r).textContent = `${v.name} (${side.toUpperCase()}): ${ms.toFixed(4)} ms up to step ${s.index}, ` +
+                                         `${s.runner} ${s.algorithm || ''}`;
         bars++;
       });
     });
@@ -123,7 +120,8 @@ window.addEventListener('error', e => { document.body.dataset.errors += (e.messa
       legendT.appendChild(sw); legendT.appendChild(document.createTextNode(label));
     }
     const total = data.steps_ms || {};
-    note.textContent = `every step timed alone; all steps: A ${total.a !== undefined ? total.a.toFixed(3) + ' ms' : '-'}, ` +
+    note.textContent = `every step timed alone; a value's bar is the steps after the previous value's, up to the one that ` +
+                       `completed it; all steps: A ${total.a !== undefined ? total.a.toFixed(3) + ' ms' : '-'}, ` +
                        `B ${total.b !== undefined ? total.b.toFixed(3) + ' ms' : '-'}`;
   } else {
     times.style.display = 'none';

@@ -43,13 +43,11 @@ llvm::Expected<size_t> dumpPlanValues(Session &session, const std::string &planP
   }
   std::vector<std::string> algorithms = session.engine->stepAlgorithms();
   std::vector<StepTiming> timings(steps.size());
-  double stepsMs = 0;
   for (size_t i = 0; i < steps.size(); ++i) {
     timings[i].index = static_cast<int64_t>(i);
     timings[i].runner = std::string(plan::stepRunner(steps[i]));
     timings[i].algorithm = i < algorithms.size() ? algorithmLabel(algorithms[i]) : "";
     timings[i].ms = percentile(samples[i], 0.5);
-    stepsMs += timings[i].ms;
   }
   Status status = session.context->runStepsObserved(
       [&](size_t i, std::vector<ExecutionContext::StepValue> values) -> Status {
@@ -81,7 +79,7 @@ llvm::Expected<size_t> dumpPlanValues(Session &session, const std::string &planP
   if (!m.precisionChoice.empty())
     metadata["precision_choice"] = m.precisionChoice;
   metadata["plan"] = llvm::sys::path::filename(planPath).str();
-  return writer->finish("gpu", m.model, m.precision, metadata, stepsMs);
+  return writer->finish("gpu", m.model, m.precision, metadata, timings);
 }
 
 

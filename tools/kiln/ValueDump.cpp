@@ -45,6 +45,22 @@ std::string sourceValueName(mlir::Value value) {
   return "";
 }
 
+llvm::json::Object timingToJSON(const StepTiming &step) {
+  return llvm::json::Object{
+      {"index", step.index}, {"runner", step.runner}, {"algorithm", step.algorithm}, {"ms", step.ms}};
+}
+
+StepTiming timingFromJSON(const llvm::json::Object &o) {
+  StepTiming timing;
+  timing.index = o.getInteger("index").value_or(-1);
+  if (auto s = o.getString("runner"))
+    timing.runner = s->str();
+  if (auto s = o.getString("algorithm"))
+    timing.algorithm = s->str();
+  timing.ms = o.getNumber("ms").value_or(0);
+  return timing;
+}
+
 } // namespace
 
 std::vector<std::string> inputValueNames(mlir::Operation *op) {
@@ -108,8 +124,7 @@ llvm::Error ValueDumpWriter::add(const std::string &name, const runtime::NpyArra
                            {"nodes", std::move(nodeList)},
                            {"inputs", std::move(inputList)}};
   if (step)
-    entry["step"] = llvm::json::Object{
-        {"index", step->index}, {"runner", step->runner}, {"algorithm", step->algorithm}, {"ms", step->ms}};
+    entry["step"] = timingToJSON(*step);
   entries_.push_back(std::move(entry));
   return llvm::Error::success();
 }
@@ -117,7 +132,7 @@ llvm::Error ValueDumpWriter::add(const std::string &name, const runtime::NpyArra
 llvm::Expected<size_t> ValueDumpWriter::finish(llvm::StringRef source, llvm::StringRef model,
                                                llvm::StringRef precision,
                                                const std::map<std::string, std::string> &metadata,
-                                               std::optional<double> stepsMs) {
+                                               const std::vector<StepTiming> &steps) {
   llvm::SmallString<256> path(dir_);
   llvm::sys::path::append(path, "manifest.json");
   std::error_code ec;
@@ -133,8 +148,16 @@ llvm::Expected<size_t> ValueDumpWriter::finish(llvm::StringRef source, llvm::Str
                               {"precision", precision},
                               {"metadata", std::move(meta)},
                               {"values", std::move(entries_)}};
-  if (stepsMs)
-    manifest["steps_ms"] = *stepsMs;
+  if (!steps.empty()) {
+    double total = 0;
+    llvm::json::Array list;
+    for (const StepTiming &step : steps) {
+      total += step.ms;
+      list.push_back(timingToJSON(step));
+    }
+    manifest["steps_ms"] = total;
+    manifest["steps"] = std::move(list);
+  }
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
   entries_ = llvm::json::Array();
   return count;
@@ -164,6 +187,10 @@ llvm::Expected<Dump> readDump(const std::string &dir) {
   dump.model = text(*root, "model");
   dump.precision = text(*root, "precision");
   dump.stepsMs = root->getNumber("steps_ms");
+  if (const llvm::json::Array *steps = root->getArray("steps"))
+    for (const llvm::json::Value &step : *steps)
+      if (const llvm::json::Object *o = step.getAsObject())
+        dump.steps.push_back(timingFromJSON(*o));
   if (const llvm::json::Object *meta = root->getObject("metadata"))
     for (const auto &[key, value] : *meta)
       if (auto s = value.getAsString())
@@ -188,14 +215,8 @@ llvm::Expected<Dump> readDump(const std::string &dir) {
         for (const llvm::json::Value &item : *list)
           if (auto s = item.getAsString())
             (std::string(key) == "nodes" ? value.nodes : value.inputs).push_back(s->str());
-    if (const llvm::json::Object *step = o->getObject("step")) {
-      StepTiming timing;
-      timing.index = step->getInteger("index").value_or(-1);
-      timing.runner = text(*step, "runner");
-      timing.algorithm = text(*step, "algorithm");
-      timing.ms = step->getNumber("ms").value_or(0);
-      value.step = std::move(timing);
-    }
+    if (const llvm::json::Object *step = o->getObject("step"))
+      value.step = timingFromJSON(*step);
     dump.values.push_back(std::move(value));
   }
   return dump;

@@ -63,10 +63,10 @@ public:
   /// Writes manifest.json; returns how many values were dumped. `metadata` says how the values
   /// were computed (compiler version, pipeline options, library versions, ...): what `kiln
   /// compare` diffs.
-  /// `stepsMs`: every step of the plan timed alone, summed (GPU dumps).
+  /// `steps`: every step of the plan timed alone (GPU dumps), listed with their sum.
   llvm::Expected<size_t> finish(llvm::StringRef source, llvm::StringRef model, llvm::StringRef precision,
                                 const std::map<std::string, std::string> &metadata,
-                                std::optional<double> stepsMs = std::nullopt);
+                                const std::vector<StepTiming> &steps = {});
 
 private:
   explicit ValueDumpWriter(std::string dir) : dir_(std::move(dir)) {}
@@ -89,6 +89,7 @@ struct Dump {
   std::map<std::string, std::string> metadata;
   std::vector<DumpedValue> values;
   std::optional<double> stepsMs; // all steps timed alone, summed (GPU dumps)
+  std::vector<StepTiming> steps; // each of them, in plan order (GPU dumps)
 };
 
 /// Reads `dir`/manifest.json; an error says what is missing or malformed.
