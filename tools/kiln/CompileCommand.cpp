@@ -46,7 +46,8 @@ reference interpreter runs the model on the calibration inputs in strict fp32, p
 pure fp16; the better of the two is kept if its output error (max |out - ref| / max |ref| over
 every output and input, kiln compare's max rel) is within E; otherwise the values that add the
 most error (ranked as kiln compare ranks culprits) have their nodes kept in strict fp32, as
-few as a bisection finds, every candidate measured. The plan records the choice (kiln
+few as a search finds (several candidates a round on threads to spare), every candidate
+measured. The plan records the choice (kiln
 inspect); --precision-report writes every candidate tried. The interpreter's time bounds it:
 a few evaluations of the model per calibration input.
 

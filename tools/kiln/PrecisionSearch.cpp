@@ -22,6 +22,7 @@
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -95,6 +96,9 @@ private:
   /// reference run fills it in). With `rank`, also each value of the first sample against the
   /// reference's, into candidates_.
   llvm::Expected<double> evaluate(const PipelineOptions &options, bool reference, bool rank);
+  /// The largest output error of each candidate on every sample: the pipelines run one after
+  /// another, then every (candidate, sample) evaluation on a pool of threads.
+  llvm::Expected<std::vector<double>> outputErrors(const std::vector<PipelineOptions> &candidates);
   /// Evaluates `options` and records the trial.
   llvm::Expected<PrecisionTrial> trial(const std::string &what, const PipelineOptions &options, bool rank = false);
   PipelineOptions withFp32Nodes(Precision precision, const std::vector<std::string> &nodes) const;
@@ -240,6 +244,51 @@ llvm::Expected<double> Search::evaluate(const PipelineOptions &options, bool ref
   return worst;
 }
 
+llvm::Expected<std::vector<double>> Search::outputErrors(const std::vector<PipelineOptions> &candidates) {
+  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> modules;
+  std::vector<mlir::func::FuncOp> mains;
+  for (const PipelineOptions &options : candidates) {
+    auto module = optimize(options);
+    if (!module)
+      return module.takeError();
+    auto main = mainFunction(**module);
+    if (!main)
+      return main.takeError();
+    mains.push_back(*main);
+    modules.push_back(std::move(*module));
+  }
+  size_t samples = arguments_.size(), jobs = candidates.size() * samples;
+  std::vector<std::optional<llvm::Expected<llvm::SmallVector<Tensor>>>> outputs(jobs);
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, jobs);
+  for (size_t w = 0; w < workers; ++w)
+    pool.emplace_back([&] {
+      for (size_t j = next++; j < jobs; j = next++)
+        outputs[j].emplace(interp::evaluateFunction(mains[j / samples], arguments_[j % samples]));
+    });
+  for (std::thread &t : pool)
+    t.join();
+  std::vector<double> errors(candidates.size(), 0.0);
+  llvm::Error failed = llvm::Error::success();
+  for (size_t j = 0; j < jobs; ++j) {
+    llvm::Expected<llvm::SmallVector<Tensor>> &result = *outputs[j];
+    if (!result) {
+      failed = llvm::joinErrors(std::move(failed), searchError("calibration input '" + samples_[j % samples].name +
+                                                               "': " + llvm::toString(result.takeError())));
+      continue;
+    }
+    for (auto [k, out] : llvm::enumerate(*result)) {
+      const Tensor &ref = referenceOutputs_[j % samples][k];
+      if (out.isFloat() && out.f.size() == ref.f.size()) // integer outputs carry no rounding error
+        errors[j / samples] = std::max(errors[j / samples], measureError(ref.f, out.f).maxRel);
+    }
+  }
+  if (failed)
+    return std::move(failed);
+  return errors;
+}
+
 llvm::Expected<PrecisionTrial> Search::trial(const std::string &what, const PipelineOptions &options, bool rank) {
   auto start = std::chrono::steady_clock::now();
   auto error = evaluate(options, /*reference=*/false, rank);
@@ -354,29 +403,50 @@ llvm::Expected<PrecisionChoice> Search::run() {
       nodes.insert(nodes.end(), nodesOf[i].begin(), nodesOf[i].end());
     return nodes;
   };
-  auto tryTop = [&](size_t k) -> llvm::Expected<PrecisionTrial> {
-    std::vector<std::string> nodes = topNodes(k);
-    auto t = trial(llvm::formatv("{0} + top {1} values in fp32 ({2} nodes)", precisionName(startPrecision), k,
-                                 nodes.size())
-                       .str(),
-                   withFp32Nodes(startPrecision, nodes));
-    if (t) {
-      choice_.trials.back().keptValues = k;
-      choice_.trials.back().keptNodes = nodes.size();
+  // Evaluates keeping the top k values fp32 for every k in `ks` at once; records each trial.
+  auto tryTops = [&](const std::vector<size_t> &ks) -> llvm::Expected<std::vector<PrecisionTrial>> {
+    auto start = std::chrono::steady_clock::now();
+    std::vector<PipelineOptions> candidates;
+    for (size_t k : ks)
+      candidates.push_back(withFp32Nodes(startPrecision, topNodes(k)));
+    auto errors = outputErrors(candidates);
+    if (!errors)
+      return errors.takeError();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::vector<PrecisionTrial> out;
+    for (size_t i = 0; i < ks.size(); ++i) {
+      PrecisionTrial t;
+      t.keptValues = ks[i];
+      t.keptNodes = topNodes(ks[i]).size();
+      t.what = llvm::formatv("{0} + top {1} values in fp32 ({2} nodes)", precisionName(startPrecision), ks[i],
+                             t.keptNodes)
+                   .str();
+      t.error = (*errors)[i];
+      t.withinBudget = t.error <= options_.maxError;
+      t.seconds = seconds;
+      choice_.trials.push_back(t);
+      say(llvm::formatv("  {0,-36} error {1} {2} ({3:f1} s{4})", t.what, formatError(t.error),
+                        t.withinBudget ? "within" : "over", seconds,
+                        ks.size() > 1 ? llvm::formatv(", {0} candidates at once", ks.size()).str() : "")
+              .str());
+      out.push_back(t);
     }
-    return t;
+    return out;
   };
-  say(llvm::formatv("  {0} values in {1}, {2} of them add error; bisecting on how many, most first, stay fp32",
-                    nodesOf.size(), precisionName(startPrecision), growing)
+  // Candidates per round: as many as the threads can evaluate on every sample at once.
+  size_t width = std::max<size_t>(1, std::thread::hardware_concurrency() / std::max<size_t>(1, arguments_.size()));
+  say(llvm::formatv("  {0} values in {1}, {2} of them add error; searching how many, most first, stay fp32 "
+                    "({3} candidate(s) a round)",
+                    nodesOf.size(), precisionName(startPrecision), growing, width)
           .str());
   size_t lo = 0, hi = nodesOf.size();
   double hiError = INFINITY;
   if (hi > 0) {
-    auto all = tryTop(hi);
+    auto all = tryTops({hi});
     if (!all)
       return all.takeError();
-    if (all->withinBudget)
-      hiError = all->error;
+    if (all->front().withinBudget)
+      hiError = all->front().error;
     else
       hi = 0;
   }
@@ -385,17 +455,28 @@ llvm::Expected<PrecisionChoice> Search::run() {
     say("  no half-precision candidate meets the budget: the plan runs in strict fp32");
     return finish(Precision::FP32, {}, 0.0);
   }
+  // A (width+1)-ary search: the smallest k within the budget among evenly spread points, and
+  // the largest k below it that is over, bound the next round.
   while (hi - lo > 1) {
-    size_t mid = lo + (hi - lo) / 2;
-    auto t = tryTop(mid);
-    if (!t)
-      return t.takeError();
-    if (t->withinBudget) {
-      hi = mid;
-      hiError = t->error;
-    } else {
-      lo = mid;
-    }
+    std::vector<size_t> ks;
+    for (size_t i = 1; i <= width; ++i)
+      if (size_t k = lo + (hi - lo) * i / (width + 1); k > lo && k < hi && (ks.empty() || k > ks.back()))
+        ks.push_back(k);
+    if (ks.empty())
+      ks.push_back(lo + (hi - lo) / 2);
+    auto round = tryTops(ks);
+    if (!round)
+      return round.takeError();
+    size_t newHi = hi;
+    for (const PrecisionTrial &t : *round)
+      if (t.withinBudget && t.keptValues < newHi) {
+        newHi = t.keptValues;
+        hiError = t.error;
+      }
+    for (const PrecisionTrial &t : *round)
+      if (!t.withinBudget && t.keptValues < newHi && t.keptValues > lo)
+        lo = t.keptValues;
+    hi = newHi;
   }
   return finish(startPrecision, topNodes(hi), hiError);
 }

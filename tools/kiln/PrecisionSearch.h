@@ -10,9 +10,11 @@
 //      loses where values outgrow 65504), on every calibration input; the one with the smaller
 //      error is the start, and it is the answer when within the budget;
 //   2. the per-value comparison of the start against the reference on the first input (what
-//      `kiln compare` reports) ranks its values by the error they add over their inputs;
-//   3. a bisection finds the smallest k for which keeping the nodes of the top-k values in strict
-//      fp32 meets the budget on every input (each step verified: the answer always was measured);
+//      `kiln compare` reports) ranks its half-precision values: outputs that alone break the
+//      budget, then the error they add over their inputs, then their own error;
+//   3. a bisection (or, with threads to spare, a search that evaluates several k a round) finds
+//      the smallest k for which keeping the nodes of the top-k values in strict fp32 meets the
+//      budget on every input (each step verified: the answer always was measured);
 //   4. when even all of them miss it, the whole model runs in strict fp32.
 //
 // The error is max |out - ref| / max |ref| over every output and calibration input, the max
