@@ -34,7 +34,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -49,11 +48,12 @@ namespace cl = llvm::cl;
 const char *const kCompareOverview =
     R"(Compares two evaluations of one model on the same inputs, value by value. A and B are plans
 (run here on the GPU with the --input values, or the same random ones, and dumped step by
-step), or value dumps: directories `kiln eval --dump DIR` writes (the interpreter at any precision and with any
-pass options) or `kiln run --dump DIR` writes (a plan on the GPU, with the runner, algorithm
-and time of the step that completed each value: both sides' times stand beside the error, and
-the sum of all steps above). B is judged against A: for every ONNX value both computed, in A's order, the
-max absolute error, the max error relative to max |A| and the cosine similarity; then the
+step), or value dumps: directories `kiln eval --dump DIR` writes (the interpreter at any
+precision and with any pass options) or `kiln run --dump DIR` writes (a plan on the GPU, with
+every step's runner, algorithm and time). Where a side was timed, each value shows the time of
+the steps after the previous value's up to the one that completed it, so the values add up to
+the steps' total, printed above. B is judged against A: for every ONNX value both computed, in
+A's order, the max absolute error, the max error relative to max |A| and the cosine similarity; then the
 culprits, the values whose relative error exceeds the largest of their inputs' by the most
 (where the error grows, not where it arrives). Channels-last values are compared in the other
 side's layout. Values only one side computed (folded, or kept inside a fused step) are listed,
@@ -158,7 +158,8 @@ public:
             cl::sub(sub), cl::cat(categories.output)),
         html("html", cl::value_desc("file"),
              cl::desc("Also write the comparison as one self-contained HTML page: the error along the\n"
-                      "graph with the culprits marked, B's precision per value, a sortable table"),
+                      "graph with the culprits marked, A's and B's step times per value, B's precision\n"
+                      "per value, a sortable table"),
              cl::sub(sub), cl::cat(categories.output)),
         inputs(sub, categories),
         reference("reference", cl::value_desc("interpreter"),
@@ -376,12 +377,8 @@ int CompareCommand::run() {
   }
   const std::vector<DumpedValue> &graphValues = graph ? graph->values : a->values;
   llvm::StringMap<ErrorEdge> errorEdges;
-  llvm::StringMap<std::vector<std::string>> inputsOf;
-  for (const DumpedValue &v : graphValues) {
-    ErrorEdge &edge = errorEdges[v.name];
-    edge.inputs = v.inputs;
-    inputsOf[v.name] = v.inputs;
-  }
+  for (const DumpedValue &v : graphValues)
+    errorEdges[v.name].inputs = v.inputs;
   for (const DumpedValue &va : a->values)
     if (auto it = rowOf.find(va.name); it != rowOf.end())
       errorEdges[va.name].maxRel = rows[it->second].problem.empty() ? rows[it->second].error.maxRel : 0.0;
@@ -389,8 +386,13 @@ int CompareCommand::run() {
     auto it = errorEdges.find(name);
     return it == errorEdges.end() ? nullptr : &it->second;
   };
+  // A value's inputs as the graph lists them (none for a value it does not know).
+  auto inputsOf = [&](const std::string &name) {
+    const ErrorEdge *edge = lookup(name);
+    return edge ? edge->inputs : std::vector<std::string>();
+  };
   for (Row &row : rows) {
-    row.inputRel = errorBroughtByInputs(inputsOf.lookup(row.a->name), lookup);
+    row.inputRel = errorBroughtByInputs(inputsOf(row.a->name), lookup);
     row.growth = row.problem.empty() ? row.error.maxRel - row.inputRel : 0;
   }
   attributeTimes(rows, *a, /*sideA=*/true);
@@ -424,7 +426,7 @@ int CompareCommand::run() {
     for (const Row &row : rows) {
       llvm::json::Object o{{"name", row.a->name},   {"nodes", strings(row.b->nodes)}, {"op_a", row.a->op},
                            {"op_b", row.b->op},     {"dtype_a", row.a->dtype},        {"dtype_b", row.b->dtype},
-                           {"layout", alignmentName(row.alignment)},  {"inputs", strings(inputsOf.lookup(row.a->name))}};
+                           {"layout", alignmentName(row.alignment)},  {"inputs", strings(inputsOf(row.a->name))}};
       auto timing = [](const std::optional<StepTiming> &t) {
         return llvm::json::Object{
             {"index", t->index}, {"runner", t->runner}, {"algorithm", t->algorithm}, {"ms", t->ms}};

@@ -47,9 +47,9 @@ pure fp16; the better of the two is kept if its output error (max |out - ref| / 
 every output and input, kiln compare's max rel) is within E; otherwise the values that add the
 most error (ranked as kiln compare ranks culprits) have their nodes kept in strict fp32, as
 few as a search finds (several candidates a round on threads to spare), every candidate
-measured. The plan records the choice (kiln
-inspect); --precision-report writes every candidate tried. The interpreter's time bounds it:
-a few evaluations of the model per calibration input.
+measured. The plan records the choice (kiln inspect); --precision-report writes every
+candidate tried. The interpreter's time bounds it: a few evaluations of the model per
+calibration input.
 
 Exit status: 0 on success, 1 when the model cannot be compiled (the error names the node and
 the op), 2 on a usage error.

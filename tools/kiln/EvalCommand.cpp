@@ -13,14 +13,12 @@
 #include "ModelLoading.h"
 #include "PipelineFlags.h"
 #include "TensorNpy.h"
-#include "ValueDump.h"
 
 #include "ir/Interpreter/Interpreter.h"
 #include "runtime/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -28,10 +26,8 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <optional>
-#include <random>
 
 namespace kiln::cli {
 

@@ -79,6 +79,13 @@ struct CandidateValue {
   double growth = 0;
 };
 
+/// What a ranking run saw: its values in evaluation order, and the node names the precision
+/// pass can match in its module (an op's first node).
+struct Ranking {
+  std::vector<CandidateValue> values;
+  llvm::StringSet<> primaryNodes;
+};
+
 class Search {
 public:
   Search(mlir::ModuleOp imported, const std::vector<CalibrationSample> &samples, const PrecisionSearchOptions &options)
@@ -89,15 +96,28 @@ public:
 private:
   /// Loads every sample's inputs as the module's argument tensors.
   llvm::Error loadInputs();
+  /// A candidate's module and the function to evaluate in it.
+  struct Optimized {
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    mlir::func::FuncOp main;
+  };
   /// Runs the pipeline for `options` on a copy of the imported module. Remarks and warnings of
   /// the candidates stay quiet (the compile that follows prints those of the chosen one).
-  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> optimize(const PipelineOptions &options);
+  llvm::Expected<Optimized> optimize(const PipelineOptions &options);
   /// Evaluates `options` on every sample: the largest output error against the reference (the
   /// reference run fills it in). With `rank`, also each value of the first sample against the
-  /// reference's, into candidates_.
+  /// reference's, into ranking_.
   llvm::Expected<double> evaluate(const PipelineOptions &options, bool reference, bool rank);
+  /// Evaluates every function of `mains` on every sample on a pool of threads: the outputs,
+  /// function-major. `observe` sees the first function on the first sample only (it writes this
+  /// search's state; the interpreter itself only reads the modules).
+  llvm::Expected<std::vector<llvm::SmallVector<Tensor>>> evaluateAll(llvm::ArrayRef<mlir::func::FuncOp> mains,
+                                                                     const interp::ResultObserver &observe = {});
+  /// The largest error of one sample's outputs against the reference's (integer outputs, an
+  /// argmax say, carry no rounding error to budget).
+  double outputError(size_t sample, llvm::ArrayRef<Tensor> outputs) const;
   /// The largest output error of each candidate on every sample: the pipelines run one after
-  /// another, then every (candidate, sample) evaluation on a pool of threads.
+  /// another, then every evaluation at once (evaluateAll).
   llvm::Expected<std::vector<double>> outputErrors(const std::vector<PipelineOptions> &candidates);
   /// Evaluates `options` and records the trial.
   llvm::Expected<PrecisionTrial> trial(const std::string &what, const PipelineOptions &options, bool rank = false);
@@ -113,8 +133,7 @@ private:
   std::vector<llvm::SmallVector<Tensor>> arguments_;         // per sample
   std::vector<llvm::SmallVector<Tensor>> referenceOutputs_;  // per sample
   llvm::StringMap<ReferenceValue> referenceValues_;          // the first sample's
-  std::vector<CandidateValue> candidates_;                   // the ranking run's, in order
-  llvm::StringSet<> primaryNodes_; // node names the precision pass can match (an op's first node)
+  Ranking ranking_;                                          // the last ranking run's
   PrecisionChoice choice_;
 };
 
@@ -131,7 +150,7 @@ llvm::Error Search::loadInputs() {
   return llvm::Error::success();
 }
 
-llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> Search::optimize(const PipelineOptions &options) {
+llvm::Expected<Search::Optimized> Search::optimize(const PipelineOptions &options) {
   mlir::OwningOpRef<mlir::ModuleOp> module(imported_.clone());
   mlir::MLIRContext *context = module->getContext();
   std::string errors;
@@ -145,25 +164,25 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> Search::optimize(const Pipelin
   if (mlir::failed(pm.run(*module)))
     return searchError("the optimization pipeline failed for precision " + precisionName(options.precision) +
                        (errors.empty() ? std::string() : ": " + errors));
-  return module;
+  auto main = mainFunction(*module);
+  if (!main)
+    return main.takeError();
+  return Optimized{std::move(module), *main};
 }
 
 llvm::Expected<double> Search::evaluate(const PipelineOptions &options, bool reference, bool rank) {
-  auto module = optimize(options);
-  if (!module)
-    return module.takeError();
-  auto main = mainFunction(**module);
-  if (!main)
-    return main.takeError();
+  auto optimized = optimize(options);
+  if (!optimized)
+    return optimized.takeError();
+  mlir::func::FuncOp main = optimized->main;
   std::set<std::string> outputNames;
   if (rank) {
-    candidates_.clear();
-    primaryNodes_.clear();
-    for (const std::string &name : inputValueNames(main->getBody().front().getTerminator()))
+    ranking_ = Ranking();
+    for (const std::string &name : inputValueNames(main.getBody().front().getTerminator()))
       outputNames.insert(name);
-    main->walk([&](mlir::Operation *op) {
+    main.walk([&](mlir::Operation *op) {
       if (std::optional<OnnxNode> node = onnxNodeOf(op->getLoc()))
-        primaryNodes_.insert(node->name);
+        ranking_.primaryNodes.insert(node->name);
     });
   }
   interp::ResultObserver observe;
@@ -178,7 +197,7 @@ llvm::Expected<double> Search::evaluate(const PipelineOptions &options, bool ref
           referenceValues_.try_emplace(name, ReferenceValue{shape, t.f});
           continue;
         }
-        if (llvm::any_of(candidates_, [&](const CandidateValue &c) { return c.name == name; }))
+        if (llvm::any_of(ranking_.values, [&](const CandidateValue &c) { return c.name == name; }))
           continue;
         CandidateValue value{name, nodeNames(op->getLoc()), touchesHalf(op), outputNames.count(name) > 0,
                              {inputValueNames(op), std::nullopt}};
@@ -188,104 +207,93 @@ llvm::Expected<double> Search::evaluate(const PipelineOptions &options, bool ref
               aligned.size() == it->second.values.size())
             value.edge.maxRel = measureError(it->second.values, aligned).maxRel;
         }
-        candidates_.push_back(std::move(value));
+        ranking_.values.push_back(std::move(value));
       }
       return llvm::Error::success();
     };
-  // The samples are independent: they run on threads of their own (the interpreter only reads
-  // the module; the observer, which writes this search's state, sees the first sample only).
-  std::vector<std::optional<llvm::Expected<llvm::SmallVector<Tensor>>>> outputs(arguments_.size());
-  size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
-  for (size_t first = 0; first < arguments_.size(); first += workers) {
-    std::vector<std::thread> threads;
-    for (size_t s = first; s < std::min(arguments_.size(), first + workers); ++s)
-      threads.emplace_back([&, s] {
-        outputs[s].emplace(interp::evaluateFunction(*main, arguments_[s], s == 0 ? observe : interp::ResultObserver()));
-      });
-    for (std::thread &t : threads)
-      t.join();
-  }
+  auto outputs = evaluateAll({main}, observe);
+  if (!outputs)
+    return outputs.takeError();
   double worst = 0;
-  llvm::Error failed = llvm::Error::success();
-  for (size_t s = 0; s < outputs.size(); ++s) {
-    llvm::Expected<llvm::SmallVector<Tensor>> &result = *outputs[s];
-    if (!result) {
-      llvm::Error err = searchError("calibration input '" + samples_[s].name + "': " + llvm::toString(result.takeError()));
-      failed = llvm::joinErrors(std::move(failed), std::move(err));
-      continue;
-    }
-    if (failed)
-      continue;
-    if (reference) {
-      referenceOutputs_.push_back(std::move(*result));
-      continue;
-    }
-    for (auto [k, out] : llvm::enumerate(*result)) {
-      const Tensor &ref = referenceOutputs_[s][k];
-      if (!out.isFloat() || out.f.size() != ref.f.size())
-        continue; // integer outputs (argmax) carry no rounding error to budget
-      worst = std::max(worst, measureError(ref.f, out.f).maxRel);
-    }
+  for (size_t sample = 0; sample < outputs->size(); ++sample) {
+    if (reference)
+      referenceOutputs_.push_back(std::move((*outputs)[sample]));
+    else
+      worst = std::max(worst, outputError(sample, (*outputs)[sample]));
   }
-  if (failed)
-    return std::move(failed);
   if (rank) {
     llvm::StringMap<const ErrorEdge *> edges;
-    for (const CandidateValue &c : candidates_)
+    for (const CandidateValue &c : ranking_.values)
       edges[c.name] = &c.edge;
     auto lookup = [&](const std::string &name) -> const ErrorEdge * {
       auto it = edges.find(name);
       return it == edges.end() ? nullptr : it->second;
     };
-    for (CandidateValue &c : candidates_)
+    for (CandidateValue &c : ranking_.values)
       if (c.edge.maxRel)
         c.growth = *c.edge.maxRel - errorBroughtByInputs(c.edge.inputs, lookup);
   }
   return worst;
 }
 
-llvm::Expected<std::vector<double>> Search::outputErrors(const std::vector<PipelineOptions> &candidates) {
-  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> modules;
-  std::vector<mlir::func::FuncOp> mains;
-  for (const PipelineOptions &options : candidates) {
-    auto module = optimize(options);
-    if (!module)
-      return module.takeError();
-    auto main = mainFunction(**module);
-    if (!main)
-      return main.takeError();
-    mains.push_back(*main);
-    modules.push_back(std::move(*module));
-  }
-  size_t samples = arguments_.size(), jobs = candidates.size() * samples;
-  std::vector<std::optional<llvm::Expected<llvm::SmallVector<Tensor>>>> outputs(jobs);
+llvm::Expected<std::vector<llvm::SmallVector<Tensor>>> Search::evaluateAll(llvm::ArrayRef<mlir::func::FuncOp> mains,
+                                                                           const interp::ResultObserver &observe) {
+  size_t samples = arguments_.size(), jobs = mains.size() * samples;
+  std::vector<std::optional<llvm::Expected<llvm::SmallVector<Tensor>>>> results(jobs);
   std::atomic<size_t> next{0};
   std::vector<std::thread> pool;
-  size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, jobs);
+  size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, std::max<size_t>(jobs, 1));
   for (size_t w = 0; w < workers; ++w)
     pool.emplace_back([&] {
       for (size_t j = next++; j < jobs; j = next++)
-        outputs[j].emplace(interp::evaluateFunction(mains[j / samples], arguments_[j % samples]));
+        results[j].emplace(interp::evaluateFunction(mains[j / samples], arguments_[j % samples],
+                                                    j == 0 ? observe : interp::ResultObserver()));
     });
   for (std::thread &t : pool)
     t.join();
-  std::vector<double> errors(candidates.size(), 0.0);
+  std::vector<llvm::SmallVector<Tensor>> outputs;
   llvm::Error failed = llvm::Error::success();
   for (size_t j = 0; j < jobs; ++j) {
-    llvm::Expected<llvm::SmallVector<Tensor>> &result = *outputs[j];
+    llvm::Expected<llvm::SmallVector<Tensor>> &result = *results[j];
     if (!result) {
       failed = llvm::joinErrors(std::move(failed), searchError("calibration input '" + samples_[j % samples].name +
                                                                "': " + llvm::toString(result.takeError())));
       continue;
     }
-    for (auto [k, out] : llvm::enumerate(*result)) {
-      const Tensor &ref = referenceOutputs_[j % samples][k];
-      if (out.isFloat() && out.f.size() == ref.f.size()) // integer outputs carry no rounding error
-        errors[j / samples] = std::max(errors[j / samples], measureError(ref.f, out.f).maxRel);
-    }
+    outputs.push_back(std::move(*result));
   }
   if (failed)
     return std::move(failed);
+  return outputs;
+}
+
+double Search::outputError(size_t sample, llvm::ArrayRef<Tensor> outputs) const {
+  double worst = 0;
+  for (auto [k, out] : llvm::enumerate(outputs)) {
+    const Tensor &ref = referenceOutputs_[sample][k];
+    if (out.isFloat() && out.f.size() == ref.f.size())
+      worst = std::max(worst, measureError(ref.f, out.f).maxRel);
+  }
+  return worst;
+}
+
+llvm::Expected<std::vector<double>> Search::outputErrors(const std::vector<PipelineOptions> &candidates) {
+  std::vector<Optimized> optimized;
+  std::vector<mlir::func::FuncOp> mains;
+  for (const PipelineOptions &options : candidates) {
+    auto one = optimize(options);
+    if (!one)
+      return one.takeError();
+    mains.push_back(one->main);
+    optimized.push_back(std::move(*one));
+  }
+  auto outputs = evaluateAll(mains);
+  if (!outputs)
+    return outputs.takeError();
+  size_t samples = arguments_.size();
+  std::vector<double> errors(candidates.size(), 0.0);
+  for (size_t j = 0; j < outputs->size(); ++j)
+    errors[j / samples] = std::max(errors[j / samples], outputError(j % samples, (*outputs)[j]));
   return errors;
 }
 
@@ -341,7 +349,7 @@ llvm::Expected<PrecisionChoice> Search::run() {
 
   // Pure bf16 and fp16; each ranks its values, the start keeps its ranking.
   Precision startPrecision = Precision::BF16;
-  std::vector<CandidateValue> ranking;
+  Ranking ranking; // the start's
   double startError = INFINITY;
   for (Precision p : {Precision::BF16, Precision::FP16}) {
     auto t = trial(precisionName(p).str(), withFp32Nodes(p, {}), /*rank=*/true);
@@ -350,7 +358,7 @@ llvm::Expected<PrecisionChoice> Search::run() {
     if (t->error < startError) {
       startError = t->error;
       startPrecision = p;
-      ranking = std::move(candidates_);
+      ranking = std::move(ranking_);
     }
   }
   auto finish = [&](Precision precision, std::vector<std::string> nodes, double error) {
@@ -375,7 +383,7 @@ llvm::Expected<PrecisionChoice> Search::run() {
   auto breaks = [&](const CandidateValue &c) {
     return c.output && (outputRounding > options_.maxError || (adds(c) && c.growth > options_.maxError));
   };
-  std::stable_sort(ranking.begin(), ranking.end(), [&](const CandidateValue &x, const CandidateValue &y) {
+  std::stable_sort(ranking.values.begin(), ranking.values.end(), [&](const CandidateValue &x, const CandidateValue &y) {
     if (breaks(x) != breaks(y))
       return breaks(x);
     if (adds(x) != adds(y))
@@ -384,15 +392,15 @@ llvm::Expected<PrecisionChoice> Search::run() {
       return x.growth > y.growth;
     return x.edge.maxRel.value_or(0) > y.edge.maxRel.value_or(0);
   });
-  size_t growing = llvm::count_if(ranking, [&](const CandidateValue &c) { return c.half && adds(c); });
+  size_t growing = llvm::count_if(ranking.values, [&](const CandidateValue &c) { return c.half && adds(c); });
   std::vector<std::vector<std::string>> nodesOf; // per ranked value: the nodes it adds
   llvm::StringSet<> taken;
-  for (const CandidateValue &c : ranking) {
+  for (const CandidateValue &c : ranking.values) {
     if (!c.half)
       continue;
     std::vector<std::string> nodes;
     for (const std::string &node : c.nodes)
-      if (primaryNodes_.contains(node) && taken.insert(node).second)
+      if (ranking.primaryNodes.contains(node) && taken.insert(node).second)
         nodes.push_back(node);
     if (!nodes.empty())
       nodesOf.push_back(std::move(nodes));

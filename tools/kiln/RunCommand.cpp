@@ -3,13 +3,10 @@
 #include "Commands.h"
 #include "PlanDump.h"
 #include "RuntimeSession.h"
-#include "StepAlgorithms.h"
-#include "ValueDump.h"
 
 #include "runtime/TensorData.h"
 #include "runtime/plan/Plan.h"
 
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
