@@ -205,6 +205,11 @@ def main():
     os.makedirs(opts.results_dir, exist_ok=True)
     opts.timing_cache = os.path.join(opts.work_dir, "timing_cache.txt")
     summary = {"compare": [], "auto": [], "errors": []}
+    summary_path = os.path.join(opts.results_dir, "precision-report-summary.json")
+
+    def save_summary():  # after every case: a call that runs out of time keeps what finished
+        with open(summary_path, "w") as f:
+            json.dump(summary, f, indent=2)
     if opts.tiny_dumps:
         os.makedirs(opts.tiny_dumps, exist_ok=True)
         tiny_dumps(opts, opts.tiny_dumps)
@@ -214,14 +219,15 @@ def main():
         except Exception as e:  # one case failing must not hide the others
             summary["errors"].append(f"compare {case}: {e}")
             km.log(f"FAILED compare {case}: {e}")
+        save_summary()
     for case in filter(None, opts.auto.split(",")):
         try:
             summary["auto"].append(auto(opts, case))
         except Exception as e:
             summary["errors"].append(f"auto {case}: {e}")
             km.log(f"FAILED auto {case}: {e}")
-    with open(os.path.join(opts.results_dir, "precision-report-summary.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+        save_summary()
+    save_summary()
     return 1 if summary["errors"] else 0
 
 
