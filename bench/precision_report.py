@@ -8,6 +8,7 @@ suite does):
       plan completes on the GPU (`kiln run --dump`, with every step timed alone), takes the
       value graph from the interpreter's fp32 dump (`kiln eval --dump`), and writes `kiln compare`
       of A against B as text, JSON and HTML into the results directory.
+  --search-only model:batch,...   only the search of --auto: its time, trials and choice.
   --auto model:batch,...          `kiln compile --precision auto --max-error E --calibration DIR`
       on N random calibration inputs (the search runs the interpreter: no GPU), then measures on
       the GPU what it promised: the plan's output error against strict fp32 on the calibration
@@ -132,7 +133,7 @@ def interpreter_outputs(opts, onnx, inputs, work, outputs):
     return km.load_kiln_outputs(out_dir, outputs)
 
 
-def auto(opts, case):
+def auto(opts, case, search_only=False):
     name, batch = case.split(":")
     tag, onnx, feeds = export(opts, name, int(batch))
     work = os.path.join(opts.work_dir, f"{tag}_auto")
@@ -143,11 +144,20 @@ def auto(opts, case):
     held_out = input_args(similar_feeds(feeds, 999), os.path.join(work, "held_out"))
     calib0 = input_args(similar_feeds(feeds, 100), os.path.join(work, "calib0"))
     plan = os.path.join(work, f"{tag}_auto.kiln")
-    report = os.path.join(opts.results_dir, f"precision-auto-{tag}.json")
+    report = os.path.join(opts.results_dir, f"precision-auto-{tag}{'-search-only' if search_only else ''}.json")
     _, err, search_s = kiln(opts, "compile", onnx, "-o", plan, "--precision", "auto", "--max-error", opts.max_error,
                             "--calibration", calib, "--precision-report", report)
     km.log("\n".join("   " + line for line in err.splitlines() if "auto" in line or "error" in line)[-3000:])
     choice = json.load(open(report))["choice"]
+    if search_only:
+        result = {"model": tag, "max_error": float(opts.max_error), "compile_with_search_s": round(search_s, 1),
+                  "search_s": choice["seconds"], "choice": {k: v for k, v in choice.items() if k != "trials"},
+                  "trials": len(choice["trials"]), "threads": os.cpu_count()}
+        with open(report, "w") as f:
+            json.dump({"summary": result, "choice": choice}, f, indent=2)
+        km.log(f"   {tag}: auto -> {choice['precision']} with {len(choice['fp32_nodes'])} fp32 nodes, search "
+               f"{choice['seconds']:.1f} s (compile {search_s:.1f} s), {len(choice['trials'])} trials")
+        return result
     import onnx as onnx_lib
     outputs = [o.name for o in onnx_lib.load(onnx, load_external_data=False).graph.output]
     plans = {"auto": plan}
@@ -197,6 +207,7 @@ def main():
     ap.add_argument("--work-dir", default="/tmp/kiln-precision")
     ap.add_argument("--compare", default="")
     ap.add_argument("--auto", default="")
+    ap.add_argument("--search-only", default="", help="model:batch,...: only the search (its time and choice)")
     ap.add_argument("--max-error", default="1e-3")
     ap.add_argument("--calibration", type=int, default=2, help="calibration inputs (random, like the suite's)")
     ap.add_argument("--tiny-dumps", default="")
@@ -226,6 +237,13 @@ def main():
         except Exception as e:
             summary["errors"].append(f"auto {case}: {e}")
             km.log(f"FAILED auto {case}: {e}")
+        save_summary()
+    for case in filter(None, opts.search_only.split(",")):
+        try:
+            summary["auto"].append(auto(opts, case, search_only=True))
+        except Exception as e:
+            summary["errors"].append(f"search {case}: {e}")
+            km.log(f"FAILED search {case}: {e}")
         save_summary()
     save_summary()
     return 1 if summary["errors"] else 0
