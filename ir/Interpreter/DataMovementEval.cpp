@@ -93,11 +93,11 @@ llvm::Expected<Results> evalReshape(Operation *op, llvm::ArrayRef<const Tensor *
   Tensor out = resultOf(op);
   out.f = operands[0]->f;
   out.i = operands[0]->i;
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 llvm::Expected<Results> evalTranspose(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
-  return Results{transposeTensor(*operands[0], llvm::cast<TransposeOp>(op).getPerm())};
+  return oneResult(transposeTensor(*operands[0], llvm::cast<TransposeOp>(op).getPerm()));
 }
 
 llvm::Expected<Results> evalConcat(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -115,7 +115,7 @@ llvm::Expected<Results> evalConcat(Operation *op, llvm::ArrayRef<const Tensor *>
     });
     offset += in->shape[axis];
   }
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 llvm::Expected<Results> evalSplit(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -157,7 +157,7 @@ llvm::Expected<Results> evalSlice(Operation *op, llvm::ArrayRef<const Tensor *> 
       k += ((*slice)[d].start + c[d] * (*slice)[d].step) * inStrides[d];
     return k;
   });
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 //===----------------------------------------------------------------------===//
@@ -190,7 +190,7 @@ llvm::Expected<Results> evalGather(Operation *op, llvm::ArrayRef<const Tensor *>
       k += c[d - 1 + q] * inStrides[d];
     return k;
   });
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 llvm::Expected<Results> evalGatherElements(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -217,7 +217,7 @@ llvm::Expected<Results> evalGatherElements(Operation *op, llvm::ArrayRef<const T
       k += ((int64_t)d == axis ? wrapped[j] : c[d]) * inStrides[d];
     copyElement(out, j, in, k);
   });
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 llvm::Expected<Results> evalGatherND(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -249,7 +249,7 @@ llvm::Expected<Results> evalGatherND(Operation *op, llvm::ArrayRef<const Tensor 
       k += c[q - 1 + d - batchDims - tuple] * inStrides[d];
     return k;
   });
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 //===----------------------------------------------------------------------===//
@@ -268,7 +268,7 @@ llvm::Expected<Results> evalExpand(Operation *op, llvm::ArrayRef<const Tensor *>
       k += (in.shape[d] == 1 ? 0 : c[d + lead]) * inStrides[d];
     return k;
   });
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 llvm::Expected<Results> evalTile(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -281,7 +281,7 @@ llvm::Expected<Results> evalTile(Operation *op, llvm::ArrayRef<const Tensor *> o
       k += c[d] % in.shape[d] * inStrides[d];
     return k;
   });
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 llvm::Expected<Results> evalPad(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -336,7 +336,7 @@ llvm::Expected<Results> evalPad(Operation *op, llvm::ArrayRef<const Tensor *> op
     }
     return k;
   });
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 //===----------------------------------------------------------------------===//
@@ -357,7 +357,7 @@ llvm::Expected<Results> evalRange(Operation *op, llvm::ArrayRef<const Tensor *> 
     else
       out.i[n] = wrapToInteger(start.i[0] + n * delta.i[0], llvm::cast<IntegerType>(out.element));
   }
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 llvm::Expected<Results> evalTrilu(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -372,7 +372,7 @@ llvm::Expected<Results> evalTrilu(Operation *op, llvm::ArrayRef<const Tensor *> 
     if (upper ? diagonal >= k : diagonal <= k)
       copyElement(out, j, in, j);
   });
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 //===----------------------------------------------------------------------===//
@@ -395,7 +395,7 @@ llvm::Expected<Results> evalDepthToSpace(Operation *op, llvm::ArrayRef<const Ten
     return c[0] * inStrides[0] + inChannel * inStrides[1] + c[2] / b * inStrides[2] +
            c[3] / b * inStrides[3];
   });
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 llvm::Expected<Results> evalSpaceToDepth(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -411,7 +411,7 @@ llvm::Expected<Results> evalSpaceToDepth(Operation *op, llvm::ArrayRef<const Ten
     return c[0] * inStrides[0] + channel * inStrides[1] + (c[2] * b + i) * inStrides[2] +
            (c[3] * b + j) * inStrides[3];
   });
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 //===----------------------------------------------------------------------===//
@@ -543,7 +543,7 @@ llvm::Expected<Results> evalResize(Operation *op, llvm::ArrayRef<const Tensor *>
   Tensor out = resultOf(op);
   int64_t rank = in.shape.size();
   if (out.size() == 0)
-    return Results{std::move(out)};
+    return oneResult(std::move(out));
   for (int64_t d = 0; d < rank; ++d)
     if (in.shape[d] == 0)
       return opError(op, "cannot resize the empty axis " + std::to_string(d) + " to " +
@@ -592,7 +592,7 @@ llvm::Expected<Results> evalResize(Operation *op, llvm::ArrayRef<const Tensor *>
   }
   for (int64_t j = 0; j < out.size(); ++j)
     storeDouble(out, j, values[j]);
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 } // namespace

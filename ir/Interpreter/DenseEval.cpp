@@ -232,14 +232,14 @@ void col2im(const double *col, int64_t channels, const Window &w, double *image)
 /// Adds the per-channel bias (if any) to a [N, M, ...] double buffer and rounds every value to
 /// the element type.
 void finishChannels(Tensor &y, const Tensor *bias) {
-  auto type = llvm::cast<FloatType>(y.element);
+  FloatRounder round(llvm::cast<FloatType>(y.element));
   int64_t channels = y.shape[1], inner = product(llvm::ArrayRef<int64_t>(y.shape).drop_front(2));
   int64_t k = 0;
   for (int64_t n = 0; n < y.shape[0]; ++n)
     for (int64_t m = 0; m < channels; ++m) {
       double b = bias ? bias->f[m] : 0.0;
       for (int64_t p = 0; p < inner; ++p, ++k)
-        y.f[k] = roundToFloat(y.f[k] + b, type);
+        y.f[k] = round(y.f[k] + b);
     }
 }
 
@@ -273,7 +273,7 @@ llvm::Expected<Results> evalConv(Operation *op, llvm::ArrayRef<const Tensor *> o
       out.noalias() = weights * unfolded;
     }
   finishChannels(y, bias);
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 llvm::Expected<Results> evalConvTranspose(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -304,7 +304,7 @@ llvm::Expected<Results> evalConvTranspose(Operation *op, llvm::ArrayRef<const Te
              y.f.data() + (n * filters + g * groupFilters) * plane);
     }
   finishChannels(y, bias);
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 //===----------------------------------------------------------------------===//
@@ -369,7 +369,7 @@ llvm::Expected<Results> evalMaxPool(Operation *op, llvm::ArrayRef<const Tensor *
     return window.takeError();
   int64_t plane = window->imageSize(), planes = x.shape[0] * x.shape[1];
   if (x.isFloat()) {
-    auto type = llvm::cast<FloatType>(y.element);
+    FloatRounder round(llvm::cast<FloatType>(y.element));
     forEachWindow(*window, planes, [&](int64_t p, int64_t out, llvm::ArrayRef<int64_t> taps, int64_t) {
       const double *src = x.f.data() + p * plane;
       double best = -std::numeric_limits<double>::infinity();
@@ -380,7 +380,7 @@ llvm::Expected<Results> evalMaxPool(Operation *op, llvm::ArrayRef<const Tensor *
         }
         best = std::max(best, src[t]);
       }
-      y.f[out] = roundToFloat(best, type);
+      y.f[out] = round(best);
     });
   } else {
     // i8 / ui8: the padding never wins; a window wholly in the padding yields the type's lowest.
@@ -393,7 +393,7 @@ llvm::Expected<Results> evalMaxPool(Operation *op, llvm::ArrayRef<const Tensor *
       y.i[out] = best;
     });
   }
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 llvm::Expected<Results> evalAvgPool(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -414,7 +414,7 @@ llvm::Expected<Results> evalAvgPool(Operation *op, llvm::ArrayRef<const Tensor *
                   int64_t divisor = includePad ? padded : (int64_t)taps.size();
                   storeDouble(y, out, sum / (double)divisor);
                 });
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 llvm::Expected<Results> evalGlobalAvgPool(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -427,7 +427,7 @@ llvm::Expected<Results> evalGlobalAvgPool(Operation *op, llvm::ArrayRef<const Te
       sum += x.f[p * plane + k];
     storeDouble(y, p, sum / (double)plane);
   }
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 llvm::Expected<Results> evalGlobalMaxPool(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -446,7 +446,7 @@ llvm::Expected<Results> evalGlobalMaxPool(Operation *op, llvm::ArrayRef<const Te
     }
     storeDouble(y, p, best);
   }
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 //===----------------------------------------------------------------------===//
@@ -481,7 +481,7 @@ llvm::Expected<Results> evalBatchNorm(Operation *op, llvm::ArrayRef<const Tensor
       for (int64_t p = 0; p < inner; ++p, ++k)
         storeDouble(y, k, (x.f[k] - mean.f[c]) / stdDev * scale.f[c] + bias.f[c]);
     }
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 llvm::Expected<Results> evalInstanceNorm(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -498,7 +498,7 @@ llvm::Expected<Results> evalInstanceNorm(Operation *op, llvm::ArrayRef<const Ten
       for (int64_t p = 0; p < inner; ++p)
         storeDouble(y, base + p, (x.f[base + p] - m.mean) / stdDev * scale.f[c] + bias.f[c]);
     }
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 llvm::Expected<Results> evalLayerNorm(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -526,7 +526,7 @@ llvm::Expected<Results> evalLayerNorm(Operation *op, llvm::ArrayRef<const Tensor
       storeDouble(y, base + p, v);
     }
   }
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 llvm::Expected<Results> evalGroupNorm(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -552,7 +552,7 @@ llvm::Expected<Results> evalGroupNorm(Operation *op, llvm::ArrayRef<const Tensor
         }
       }
     }
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 //===----------------------------------------------------------------------===//
@@ -580,7 +580,7 @@ llvm::Expected<Results> evalMatMul(Operation *op, llvm::ArrayRef<const Tensor *>
   std::vector<int64_t> aIndex = broadcastIndices(aBatch, *batch);
   std::vector<int64_t> bIndex = broadcastIndices(bBatch, *batch);
   if (y.isFloat()) {
-    auto type = llvm::cast<FloatType>(y.element);
+    FloatRounder round(llvm::cast<FloatType>(y.element));
     RowMatrix product(m, n);
     for (size_t p = 0; p < aIndex.size(); ++p) {
       ConstMatrixMap lhs(a.f.data() + aIndex[p] * m * k, m, k);
@@ -588,7 +588,7 @@ llvm::Expected<Results> evalMatMul(Operation *op, llvm::ArrayRef<const Tensor *>
       product.noalias() = lhs * rhs;
       double *out = y.f.data() + p * m * n;
       for (int64_t e = 0; e < m * n; ++e)
-        out[e] = roundToFloat(product.data()[e], type);
+        out[e] = round(product.data()[e]);
     }
   } else {
     auto type = llvm::cast<IntegerType>(y.element);
@@ -604,7 +604,7 @@ llvm::Expected<Results> evalMatMul(Operation *op, llvm::ArrayRef<const Tensor *>
         }
     }
   }
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 llvm::Expected<Results> evalGemm(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -630,7 +630,7 @@ llvm::Expected<Results> evalGemm(Operation *op, llvm::ArrayRef<const Tensor *> o
       product.noalias() = lhs * rhs;
     for (int64_t e = 0; e < m * n; ++e)
       storeDouble(y, e, alpha * product.data()[e] + (c ? beta * c->f[cIndex[e]] : 0.0));
-    return Results{std::move(y)};
+    return oneResult(std::move(y));
   }
   // Integers: the product is exact (wrapping) in int64; non-unit alpha/beta scale in double
   // and truncate, as ONNX's reference does with numpy.
@@ -650,7 +650,7 @@ llvm::Expected<Results> evalGemm(Operation *op, llvm::ArrayRef<const Tensor *> o
       else
         storeDouble(y, e, alpha * (double)sum + beta * (double)cValue);
     }
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 //===----------------------------------------------------------------------===//
@@ -776,7 +776,7 @@ llvm::Expected<Results> evalEinsum(Operation *op, llvm::ArrayRef<const Tensor *>
   for (size_t a = 0; a < plan->outputLabels.size(); ++a)
     outStep[a] = outStrides[a];
   if (product(extent) == 0)
-    return Results{std::move(y)}; // an empty loop: zeros (or an empty result)
+    return oneResult(std::move(y)); // an empty loop: zeros (or an empty result)
   std::vector<double> floatSums(y.isFloat() ? y.size() : 0, 0.0);
   std::vector<int64_t> intSums(y.isFloat() ? 0 : y.size(), 0);
   Shape idx(depth, 0);
@@ -817,7 +817,7 @@ llvm::Expected<Results> evalEinsum(Operation *op, llvm::ArrayRef<const Tensor *>
     for (int64_t e = 0; e < y.size(); ++e)
       y.i[e] = wrapToInteger(intSums[e], type);
   }
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 //===----------------------------------------------------------------------===//
@@ -848,7 +848,7 @@ llvm::Expected<Results> evalSoftmax(Operation *op, llvm::ArrayRef<const Tensor *
         storeDouble(y, base + j * inner, Log ? shifted - std::log(sum) : std::exp(shifted) / sum);
       }
     }
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 //===----------------------------------------------------------------------===//
@@ -897,7 +897,7 @@ llvm::Expected<Results> evalAttention(Operation *op, llvm::ArrayRef<const Tensor
         for (int64_t e = 0; e < Dv; ++e)
           storeDouble(y, at(ov, b, h, i, e), out[e]);
       }
-  return Results{std::move(y)};
+  return oneResult(std::move(y));
 }
 
 } // namespace

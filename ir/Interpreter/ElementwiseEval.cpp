@@ -22,6 +22,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <type_traits>
 
 using namespace mlir;
@@ -63,16 +64,6 @@ template <typename T> T wrapMul(T a, T b) {
     return T(uint64_t(a) * uint64_t(b));
 }
 template <typename T> T wrapNeg(T a) { return wrapSub(T(0), a); }
-
-/// Rounds to float32. Converting a double beyond float's range is undefined behaviour in C++,
-/// so overflow is handled here: from FLT_MAX + half an ulp on (a tie that goes to the even 2^128)
-/// IEEE rounding gives infinity.
-double toFloat32(double v) {
-  constexpr double overflow = 0x1.ffffffp127;
-  if (std::fabs(v) >= overflow)
-    return std::copysign(std::numeric_limits<double>::infinity(), v);
-  return (double)(float)v;
-}
 
 /// Minimum and maximum in which NaN wins (ONNX Min/Max, numpy minimum/maximum).
 template <typename T>
@@ -129,13 +120,14 @@ class ScalarStore {
 public:
   explicit ScalarStore(Tensor &out)
       : out_(out), float_(llvm::dyn_cast<FloatType>(out.element)),
-        int_(llvm::dyn_cast<IntegerType>(out.element)), f64_(out.element.isF64()),
-        f32_(out.element.isF32()) {}
+        int_(llvm::dyn_cast<IntegerType>(out.element)) {
+    if (float_)
+      round_.emplace(float_);
+  }
 
   template <typename R> void operator()(int64_t k, R r) const {
     if (float_) {
-      double v = (double)r;
-      out_.f[k] = f64_ ? v : f32_ ? toFloat32(v) : roundToFloat(v, float_);
+      out_.f[k] = (*round_)((double)r);
     } else if constexpr (kIsFloat<R>) {
       storeDouble(out_, k, r); // float -> integer by ONNX Cast rules
     } else {
@@ -147,7 +139,7 @@ private:
   Tensor &out_;
   FloatType float_;
   IntegerType int_;
-  bool f64_, f32_;
+  std::optional<FloatRounder> round_; // when float_
 };
 
 //===----------------------------------------------------------------------===//
@@ -234,7 +226,7 @@ llvm::Expected<Results> mapElements(Operation *op, llvm::ArrayRef<const Tensor *
                                                         : run(int64_t());
   if (err)
     return std::move(err);
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 /// An evaluator for an op whose meaning is the scalar function `Fn` of its N operands.
@@ -364,7 +356,7 @@ llvm::Expected<Results> evalPow(Operation *op, llvm::ArrayRef<const Tensor *> op
         });
     if (err)
       return std::move(err);
-    return Results{std::move(out)};
+    return oneResult(std::move(out));
   }
   bool zeroToNegative = false;
   auto results = mapElements<2>(op, operands, [&](auto a, auto b) {
@@ -394,7 +386,7 @@ llvm::Expected<Results> evalWhere(Operation *op, llvm::ArrayRef<const Tensor *> 
       });
   if (err)
     return std::move(err);
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 //===----------------------------------------------------------------------===//
@@ -418,7 +410,7 @@ double integerToFloat(int64_t v, bool isUnsigned, FloatType type, bool saturate)
 
 llvm::Expected<Results> evalCast(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
   auto cast = llvm::cast<CastOp>(op);
-  return Results{castTensor(*operands[0], cast.getOutput().getType().getElementType(), cast.getSaturate())};
+  return oneResult(castTensor(*operands[0], cast.getOutput().getType().getElementType(), cast.getSaturate()));
 }
 
 //===----------------------------------------------------------------------===//
@@ -464,7 +456,7 @@ llvm::Expected<Results> evalQuantize(Operation *op, llvm::ArrayRef<const Tensor 
     int64_t c = params->indexOf(k);
     double q = x.f[k] / scale.f[c];
     if (f32Quotient)
-      q = toFloat32(q);
+      q = roundToFloat32(q);
     if (f8) {
       // The quotient rounds to the float type (half to even); `saturate` clamps to +-448.
       out.f[k] = roundToFloat(q + zeroPoint.f[c], f8, quantize.getSaturate());
@@ -473,7 +465,7 @@ llvm::Expected<Results> evalQuantize(Operation *op, llvm::ArrayRef<const Tensor 
     // Integer results always saturate to the type's range (storeDouble clamps).
     storeDouble(out, k, roundHalfEven(q) + zeroPoint.getDouble(c));
   }
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 llvm::Expected<Results> evalDequantize(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -487,7 +479,7 @@ llvm::Expected<Results> evalDequantize(Operation *op, llvm::ArrayRef<const Tenso
     int64_t c = params->indexOf(k);
     storeDouble(out, k, (x.getDouble(k) - zeroPoint.getDouble(c)) * scale.f[c]);
   }
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 } // namespace
@@ -570,10 +562,14 @@ Tensor castTensor(const Tensor &in, Type element, bool saturate) {
   auto outFloat = llvm::dyn_cast<FloatType>(out.element);
   auto outInt = llvm::dyn_cast<IntegerType>(out.element);
   bool inUnsigned = in.element.isUnsignedInteger();
+  if (in.isFloat() && outFloat) {
+    FloatRounder round(outFloat, saturate);
+    for (int64_t k = 0; k < in.size(); ++k)
+      out.f[k] = round(in.f[k]);
+    return out;
+  }
   for (int64_t k = 0; k < in.size(); ++k) {
-    if (in.isFloat() && outFloat)
-      out.f[k] = roundToFloat(in.f[k], outFloat, saturate);
-    else if (in.isFloat())
+    if (in.isFloat())
       storeDouble(out, k, in.f[k]); // truncation toward zero, saturating; bool is x != 0
     else if (outFloat)
       out.f[k] = integerToFloat(in.i[k], inUnsigned, outFloat, saturate);

@@ -39,7 +39,13 @@ llvm::Expected<llvm::SmallVector<Tensor>> evaluateBlock(Block &block, llvm::Arra
         const Tensor *tensor = lookup(v);
         if (!tensor)
           return opError(&op, "operand is not defined before use");
-        outputs.push_back(*tensor);
+        // A value this block owns moves out at its last use (a large copy otherwise); arguments
+        // belong to the caller.
+        auto owned = values.find(v);
+        if (owned != values.end() && --remainingUses[v] == 0)
+          outputs.push_back(std::move(owned->second));
+        else
+          outputs.push_back(*tensor);
       }
       return outputs;
     }
@@ -72,7 +78,7 @@ llvm::Expected<Results> evaluateFusionGroup(Operation *op, llvm::ArrayRef<const 
   auto outputs = evaluateBlock(op->getRegion(0).front(), operands);
   if (!outputs)
     return outputs.takeError();
-  return Results(outputs->begin(), outputs->end());
+  return Results(std::make_move_iterator(outputs->begin()), std::make_move_iterator(outputs->end()));
 }
 } // namespace
 
@@ -103,7 +109,7 @@ llvm::Expected<Results> evaluateOp(Operation *op, llvm::ArrayRef<const Tensor *>
     auto value = fromAttr(constant.getValue());
     if (!value)
       return opError(op, llvm::toString(value.takeError()));
-    return Results{std::move(*value)};
+    return oneResult(std::move(*value));
   }
   OpEvaluator evaluator = EvaluatorTable::get().lookup(op->getName().getStringRef());
   if (!evaluator)
@@ -126,7 +132,6 @@ llvm::Expected<llvm::SmallVector<Tensor>> evaluateFunction(func::FuncOp func, ll
                                    "function @" + func.getName() + " takes " +
                                        std::to_string(func.getNumArguments()) + " inputs, got " +
                                        std::to_string(inputs.size()));
-  llvm::DenseMap<Value, Tensor> values;
   for (auto [arg, input] : llvm::zip(func.getArguments(), inputs)) {
     if (input.type() != arg.getType()) {
       std::string expected, got;
@@ -137,7 +142,6 @@ llvm::Expected<llvm::SmallVector<Tensor>> evaluateFunction(func::FuncOp func, ll
                                      "input " + std::to_string(arg.getArgNumber()) + " has type " +
                                          got + ", the function expects " + expected);
     }
-    values[arg] = input;
   }
   llvm::SmallVector<const Tensor *> arguments;
   for (const Tensor &input : inputs)

@@ -23,6 +23,13 @@ class FuncOp;
 namespace kiln::interp {
 
 using Results = llvm::SmallVector<Tensor, 1>;
+/// One result, moved in: `Results{t}` would copy `t` (an initializer list's elements are const),
+/// a full copy of every op's result.
+inline Results oneResult(Tensor t) {
+  Results results;
+  results.push_back(std::move(t));
+  return results;
+}
 /// Computes an op's results from its operand values (in operand order).
 using OpEvaluator = llvm::Expected<Results> (*)(mlir::Operation *op,
                                                 llvm::ArrayRef<const Tensor *> operands);

@@ -258,14 +258,14 @@ llvm::Expected<Results> evalReduce(Operation *op, llvm::ArrayRef<const Tensor *>
     // noop_with_empty_axes: the input unchanged (the ONNX spec's "equivalent to the input").
     for (int64_t k = 0; k < in.size(); ++k)
       copyElement(in, k, out, k);
-    return Results{std::move(out)};
+    return oneResult(std::move(out));
   }
   // Logs, roots and means of integers go through double; the rest stay exact in int64.
   if (in.isFloat() || Kind == Reduce::LogSumExp)
     reduceInto<double>(Kind, in, *axes, out);
   else
     reduceInto<int64_t>(Kind, in, *axes, out);
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 //===----------------------------------------------------------------------===//
@@ -294,7 +294,7 @@ llvm::Expected<Results> evalArg(Operation *op, llvm::ArrayRef<const Tensor *> op
       }
       out.i[o * view.inner + n] = best;
     }
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 llvm::Expected<Results> evalCumSum(Operation *op, llvm::ArrayRef<const Tensor *> operands) {
@@ -330,7 +330,7 @@ llvm::Expected<Results> evalCumSum(Operation *op, llvm::ArrayRef<const Tensor *>
         }
       }
     }
-  return Results{std::move(out)};
+  return oneResult(std::move(out));
 }
 
 llvm::Expected<Results> evalTopK(Operation *op, llvm::ArrayRef<const Tensor *> operands) {

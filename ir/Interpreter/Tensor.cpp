@@ -5,6 +5,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/APFloat.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -24,24 +25,17 @@ Tensor Tensor::zeros(RankedTensorType type) {
   return t;
 }
 
-double roundToFloat(double v, FloatType type, bool saturate) {
-  if (type.isF64())
-    return v;
-  if (type.isF32()) {
-    // Converting an out-of-range double to float is undefined behaviour: saturate to inf first
-    // (beyond float's largest finite value rounds to inf anyway, except within half an ulp).
-    constexpr double kOverflow = 3.4028235677973366e38; // FLT_MAX + half an ulp
-    if (v >= kOverflow)
-      return INFINITY;
-    if (v <= -kOverflow)
-      return -INFINITY;
-    return (double)(float)v;
-  }
-  const llvm::fltSemantics &sem = type.getFloatSemantics();
-  if (llvm::isa<Float8E4M3FNType>(type)) {
+FloatRounder::FloatRounder(FloatType type, bool saturate) : type_(type), saturate_(saturate) {
+  kind_ = type.isF64() ? Kind::F64 : type.isF32() ? Kind::F32 : type.isF16() ? Kind::F16 : type.isBF16() ? Kind::BF16
+                                                                                                    : Kind::Other;
+}
+
+double FloatRounder::roundOther(double v) const {
+  const llvm::fltSemantics &sem = type_.getFloatSemantics();
+  if (llvm::isa<Float8E4M3FNType>(type_)) {
     // f8E4M3FN has no infinity: out-of-range values are NaN, or +-448 when saturating.
     double largest = 448.0;
-    if (saturate && !std::isnan(v)) {
+    if (saturate_ && !std::isnan(v)) {
       if (v > largest)
         return largest;
       if (v < -largest)
@@ -54,6 +48,8 @@ double roundToFloat(double v, FloatType type, bool saturate) {
   value.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
   return value.convertToDouble();
 }
+
+double roundToFloat(double v, FloatType type, bool saturate) { return FloatRounder(type, saturate)(v); }
 
 int64_t wrapToInteger(int64_t v, IntegerType type) {
   unsigned width = type.getWidth();
@@ -113,12 +109,71 @@ uint64_t loadBits(const char *data, int64_t k, unsigned bytes) {
   return bits;
 }
 
+/// Decodes every element of a float constant stored as little-endian f64, f32, f16 or bf16
+/// (a splat: one element for all) into `out`, without APFloat; false for other float types.
+bool decodeCommonFloats(FloatType type, llvm::ArrayRef<char> data, bool splat, size_t size, std::vector<double> &out) {
+  // Filled from empty, not zero-filled and overwritten: every weight of the model is decoded
+  // on every evaluation, and zero-filling cost as much as decoding.
+  auto each = [&](unsigned bytes, auto decode) {
+    out.clear();
+    out.reserve(size);
+    for (size_t k = 0; k < size; ++k)
+      out.push_back(decode(loadBits(data.data(), splat ? 0 : k, bytes)));
+  };
+  auto asFloat = [](uint32_t bits) {
+    float v;
+    std::memcpy(&v, &bits, 4);
+    return (double)v;
+  };
+  if (type.isF64())
+    each(8, [](uint64_t raw) {
+      double v;
+      std::memcpy(&v, &raw, 8);
+      return v;
+    });
+  else if (type.isF32())
+    each(4, [&](uint64_t raw) { return asFloat((uint32_t)raw); });
+  else if (type.isBF16())
+    each(2, [&](uint64_t raw) { return asFloat((uint32_t)raw << 16); }); // bf16 is f32's top half
+  else if (type.isF16())
+    each(2, [](uint64_t raw) {
+      // Sign, 5 exponent bits (bias 15), 10 mantissa bits.
+      double sign = raw & 0x8000 ? -1.0 : 1.0;
+      int exponent = (raw >> 10) & 0x1f, mantissa = raw & 0x3ff;
+      if (exponent == 0x1f)
+        return mantissa ? NAN : sign * INFINITY;
+      if (exponent == 0)
+        return sign * std::ldexp(mantissa, -24);
+      return sign * std::ldexp(1024 + mantissa, exponent - 25);
+    });
+  else
+    return false;
+  return true;
+}
+
 } // namespace
 
 llvm::Expected<Tensor> fromAttr(ElementsAttr attr) {
   auto type = llvm::cast<RankedTensorType>(attr.getType());
-  Tensor t = Tensor::zeros(type);
-  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(attr)) {
+  Tensor t;
+  t.element = type.getElementType();
+  t.shape.assign(type.getShape().begin(), type.getShape().end());
+  auto floatType = llvm::dyn_cast<FloatType>(t.element);
+  size_t size = type.getNumElements();
+  unsigned bits = type.getElementTypeBitWidth();
+  unsigned bytes = bits == 1 ? 1 : bits / 8;
+  auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
+  auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr);
+  AsmResourceBlob *blob = resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (blob && blob->getData().size() != size * bytes)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "resource blob size does not match its tensor type");
+  if (floatType && dense && decodeCommonFloats(floatType, dense.getRawData(), dense.isSplat(), size, t.f))
+    return t;
+  if (floatType && blob && decodeCommonFloats(floatType, blob->getData(), /*splat=*/false, size, t.f))
+    return t;
+  t = Tensor::zeros(type);
+  if (dense) {
     if (t.isFloat()) {
       int64_t k = 0;
       for (llvm::APFloat v : dense.getValues<llvm::APFloat>()) {
@@ -138,17 +193,10 @@ llvm::Expected<Tensor> fromAttr(ElementsAttr attr) {
     }
     return t;
   }
-  auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr);
-  AsmResourceBlob *blob = resource ? resource.getRawHandle().getBlob() : nullptr;
   if (!blob)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "constant payload is not available (elided resource blob?)");
   llvm::ArrayRef<char> data = blob->getData();
-  unsigned bits = type.getElementTypeBitWidth();
-  unsigned bytes = bits == 1 ? 1 : bits / 8;
-  if ((int64_t)data.size() != t.size() * (int64_t)bytes)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "resource blob size does not match its tensor type");
   for (int64_t k = 0; k < t.size(); ++k) {
     uint64_t raw = loadBits(data.data(), k, bytes);
     if (auto floatType = llvm::dyn_cast<FloatType>(t.element)) {

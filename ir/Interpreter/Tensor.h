@@ -16,6 +16,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/Error.h"
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -41,6 +43,70 @@ struct Tensor {
 /// largest finite value become infinity, except for f8E4M3FN (which has no infinity): NaN, or
 /// the largest finite value with `saturate`.
 double roundToFloat(double v, mlir::FloatType type, bool saturate = false);
+
+/// `v` rounded to float32. Converting a double beyond float's range is undefined behaviour in
+/// C++, so overflow is handled here: from FLT_MAX + half an ulp on (a tie that goes to the even
+/// 2^128) IEEE rounding gives infinity.
+inline double roundToFloat32(double v) {
+  constexpr double kOverflow = 0x1.ffffffp127;
+  if (std::fabs(v) >= kOverflow)
+    return std::copysign(INFINITY, v);
+  return (double)(float)v;
+}
+
+/// roundToFloat with the type inspected once, for loops over a tensor's elements: f16 and bf16
+/// round with bit arithmetic on the double (APFloat's general conversion, and even the type
+/// checks, dominated half-precision evaluations), other narrow types through APFloat.
+class FloatRounder {
+public:
+  explicit FloatRounder(mlir::FloatType type, bool saturate = false);
+  double operator()(double v) const {
+    switch (kind_) {
+    case Kind::F64:
+      return v;
+    case Kind::F32:
+      return roundToFloat32(v);
+    case Kind::F16:
+      return roundToBinary(v, 11, 0x1p-14, 65504.0);
+    case Kind::BF16:
+      return roundToBinary(v, 8, 0x1p-126, 0x1.fep127);
+    case Kind::Other:
+      break;
+    }
+    return roundOther(v);
+  }
+
+private:
+  enum class Kind { F64, F32, F16, BF16, Other };
+
+  /// `v` rounded half to even to a binary format with `precision` significand bits, smallest
+  /// normal `minNormal` and largest finite value `largest`, where every double that rounds to a
+  /// finite value of the format is normal in double (true of f16 and bf16).
+  static double roundToBinary(double v, int precision, double minNormal, double largest) {
+    double magnitude = std::fabs(v);
+    if (!std::isfinite(v) || v == 0) // inf, NaN and zeros are themselves
+      return v;
+    if (magnitude < minNormal) {
+      // Subnormal in the format: multiples of its smallest quantum. v / quantum is exact (a
+      // power of two), and nearbyint rounds half to even in the default rounding mode.
+      double quantum = std::ldexp(minNormal, 1 - precision);
+      return std::nearbyint(v / quantum) * quantum;
+    }
+    // Normal: round the double's 52 stored mantissa bits to precision - 1, half to even (a
+    // carry out of the mantissa rightly bumps the exponent).
+    uint64_t bits = std::bit_cast<uint64_t>(v);
+    int drop = 53 - precision;
+    bits += (uint64_t(1) << (drop - 1)) - 1 + ((bits >> drop) & 1);
+    bits &= ~((uint64_t(1) << drop) - 1);
+    double rounded = std::bit_cast<double>(bits);
+    return std::fabs(rounded) > largest ? std::copysign(INFINITY, v) : rounded;
+  }
+  double roundOther(double v) const;
+
+  mlir::FloatType type_;
+  bool saturate_;
+  Kind kind_;
+};
 
 /// Wraps `v` to the range of integer type `type` (two's complement; i1 is v != 0).
 int64_t wrapToInteger(int64_t v, mlir::IntegerType type);

@@ -92,7 +92,10 @@ def main():
         kept = choice["fp32_nodes"]
         check("fc2" in kept and "fc3" not in kept and len(kept) <= 3,
               f"fc2 stays fp32 (with at most the nodes fused with it), fc3 does not ({kept})")
-        check(0 <= choice["error"] <= 1e-3, f"the chosen error is within the budget ({choice['error']:.3g})")
+        check(abs(choice["search_target"] - 8e-4) < 1e-12, f"the search holds 20% headroom ({choice['search_target']})")
+        check(0 <= choice["error"] <= 8e-4, f"the chosen error is within the budget less headroom ({choice['error']:.3g})")
+        check(all(t["within_budget"] == (t["error"] <= 8e-4) for t in choice["trials"]),
+              "every trial is judged against the budget less headroom")
         check(choice["calibration_inputs"] == 2, "both calibration inputs were used")
         bisected = [t for t in choice["trials"] if t["kept_values"] > 0]
         check(bisected and all("error" in t and t["seconds"] >= 0 for t in bisected),
@@ -143,6 +146,14 @@ def main():
         check(r.returncode == 0 and loose.get("fp32_nodes") == [] and loose.get("precision") in ("bf16", "fp16"),
               f"a generous budget keeps pure half precision ({loose})")
 
+        # No headroom: the search may use the whole budget (and says so).
+        r = run([args.kiln, "compile", model, "-o", os.path.join(work, "tight.kiln"), "--precision", "auto",
+                 "--max-error", "1e-3", "--error-headroom", "0", "--calibration", calib, "--precision-report", report,
+                 "--quiet"])
+        whole = json.load(open(report))["choice"] if r.returncode == 0 else {}
+        check(r.returncode == 0 and whole.get("search_target") == 1e-3 and "fc2" in whole.get("fp32_nodes", []),
+              f"--error-headroom 0 holds the search to the budget itself ({whole.get('search_target')})")
+
         usage = [
             ([args.kiln, "compile", model, "-o", plan, "--precision", "auto", "--calibration", calib], 2, "--max-error"),
             ([args.kiln, "compile", model, "-o", plan, "--precision", "auto", "--max-error", "1e-3"], 2,
@@ -151,6 +162,9 @@ def main():
             ([args.kiln, "compile", model, "-o", plan, "--precision", "auto", "--max-error", "0", "--calibration",
               calib], 2, "positive"),
             ([args.kiln, "eval", model, "--precision", "auto"], 2, "kiln compile"),
+            ([args.kiln, "compile", model, "-o", plan, "--precision", "auto", "--max-error", "1e-3", "--calibration",
+              calib, "--error-headroom", "1"], 2, "fraction"),
+            ([args.kiln, "compile", model, "-o", plan, "--error-headroom", "0.1"], 2, "--precision auto"),
         ]
         empty = os.path.join(work, "empty")
         os.makedirs(os.path.join(empty, "s1"))

@@ -44,7 +44,8 @@ ONNX node they are about.
 With --precision auto, --max-error E and --calibration DIR, the precision is chosen: the
 reference interpreter runs the model on the calibration inputs in strict fp32, pure bf16 and
 pure fp16; the better of the two is kept if its output error (max |out - ref| / max |ref| over
-every output and input, kiln compare's max rel) is within E; otherwise the values that add the
+every output and input, kiln compare's max rel) is within E less --error-headroom (20%: the GPU
+rounds a little differently from the interpreter); otherwise the values that add the
 most error (ranked as kiln compare ranks culprits) have their nodes kept in strict fp32, as
 few as a search finds (several candidates a round on threads to spare), every candidate
 measured. The plan records the choice (kiln inspect); --precision-report writes every
@@ -99,6 +100,12 @@ public:
                  cl::desc("--precision auto: the output error allowed, max |out - ref| / max |ref|\n"
                           "against strict fp32 on the calibration inputs (e.g. 1e-3)"),
                  cl::sub(sub), cl::cat(categories.optimization)),
+        errorHeadroom("error-headroom", cl::value_desc("fraction"), cl::init(0.2),
+                      cl::desc("--precision auto: the fraction of --max-error the search leaves unused;\n"
+                               "the interpreter's error must be within E * (1 - fraction), since\n"
+                               "the GPU's accumulation order and fused kernels round a little\n"
+                               "differently (0 to 1; default 0.2)"),
+                      cl::sub(sub), cl::cat(categories.optimization)),
         calibration("calibration", cl::value_desc("dir"),
                     cl::desc("--precision auto: the calibration inputs, <input name>.npy files in <dir>\n"
                              "(one input) or in each of its subdirectories (one input each)"),
@@ -118,8 +125,11 @@ public:
     bool autoPrecision = pipeline.autoPrecision();
     if (autoPrecision && (!maxError.getNumOccurrences() || calibration.empty()))
       return usageError("--precision auto needs --max-error E and --calibration DIR");
-    if (!autoPrecision && (maxError.getNumOccurrences() || !calibration.empty() || !precisionReport.empty()))
-      return usageError("--max-error, --calibration and --precision-report go with --precision auto");
+    if (!autoPrecision && (maxError.getNumOccurrences() || !calibration.empty() || !precisionReport.empty() ||
+                           errorHeadroom.getNumOccurrences()))
+      return usageError("--max-error, --calibration, --error-headroom and --precision-report go with --precision auto");
+    if (!(errorHeadroom >= 0 && errorHeadroom < 1))
+      return usageError("--error-headroom needs a fraction from 0 up to (not including) 1, e.g. 0.2");
     if (autoPrecision && !(maxError > 0))
       return usageError("--max-error needs a positive error, e.g. 1e-3");
 
@@ -184,6 +194,7 @@ private:
       return samples.takeError();
     PrecisionSearchOptions search;
     search.maxError = maxError;
+    search.headroom = errorHeadroom;
     search.base = base;
     search.progress = progress;
     auto choice = searchPrecision(module, *samples, search);
@@ -211,6 +222,7 @@ private:
   cl::opt<unsigned, false, TargetParser> target;
   cl::opt<bool> quiet;
   cl::opt<double> maxError;
+  cl::opt<double> errorHeadroom;
   cl::opt<std::string> calibration;
   cl::opt<std::string> precisionReport;
 };

@@ -89,7 +89,8 @@ struct Ranking {
 class Search {
 public:
   Search(mlir::ModuleOp imported, const std::vector<CalibrationSample> &samples, const PrecisionSearchOptions &options)
-      : imported_(imported), samples_(samples), options_(options) {}
+      : imported_(imported), samples_(samples), options_(options),
+        target_(options.maxError * (1 - options.headroom)) {}
 
   llvm::Expected<PrecisionChoice> run();
 
@@ -104,23 +105,28 @@ private:
   /// Runs the pipeline for `options` on a copy of the imported module. Remarks and warnings of
   /// the candidates stay quiet (the compile that follows prints those of the chosen one).
   llvm::Expected<Optimized> optimize(const PipelineOptions &options);
-  /// Evaluates `options` on every sample: the largest output error against the reference (the
-  /// reference run fills it in). With `rank`, also each value of the first sample against the
-  /// reference's, into ranking_.
-  llvm::Expected<double> evaluate(const PipelineOptions &options, bool reference, bool rank);
+  /// Evaluates the strict fp32 reference on every sample: its outputs, and every value of the
+  /// first sample (what ranking runs compare against).
+  llvm::Error evaluateReference(const PipelineOptions &options);
+  /// A ranking run: a pure half-precision candidate's output error, and what it saw.
+  struct RankingRun {
+    double error = 0;
+    Ranking ranking;
+  };
+  /// Evaluates every candidate of `candidates` on every sample at once; each also ranks the
+  /// values of the first sample against the reference's.
+  llvm::Expected<std::vector<RankingRun>> rankingRuns(const std::vector<PipelineOptions> &candidates);
   /// Evaluates every function of `mains` on every sample on a pool of threads: the outputs,
-  /// function-major. `observe` sees the first function on the first sample only (it writes this
-  /// search's state; the interpreter itself only reads the modules).
-  llvm::Expected<std::vector<llvm::SmallVector<Tensor>>> evaluateAll(llvm::ArrayRef<mlir::func::FuncOp> mains,
-                                                                     const interp::ResultObserver &observe = {});
+  /// function-major. `observers[m]`, where given, sees function m on the first sample (each
+  /// writes its own state; the interpreter itself only reads the modules).
+  llvm::Expected<std::vector<llvm::SmallVector<Tensor>>>
+  evaluateAll(llvm::ArrayRef<mlir::func::FuncOp> mains, llvm::ArrayRef<interp::ResultObserver> observers = {});
   /// The largest error of one sample's outputs against the reference's (integer outputs, an
   /// argmax say, carry no rounding error to budget).
   double outputError(size_t sample, llvm::ArrayRef<Tensor> outputs) const;
   /// The largest output error of each candidate on every sample: the pipelines run one after
   /// another, then every evaluation at once (evaluateAll).
   llvm::Expected<std::vector<double>> outputErrors(const std::vector<PipelineOptions> &candidates);
-  /// Evaluates `options` and records the trial.
-  llvm::Expected<PrecisionTrial> trial(const std::string &what, const PipelineOptions &options, bool rank = false);
   PipelineOptions withFp32Nodes(Precision precision, const std::vector<std::string> &nodes) const;
   void say(const std::string &line) const {
     if (options_.progress)
@@ -130,10 +136,10 @@ private:
   mlir::ModuleOp imported_;
   const std::vector<CalibrationSample> &samples_;
   const PrecisionSearchOptions &options_;
+  double target_; // the error every candidate is held to: maxError less the headroom
   std::vector<llvm::SmallVector<Tensor>> arguments_;         // per sample
   std::vector<llvm::SmallVector<Tensor>> referenceOutputs_;  // per sample
   llvm::StringMap<ReferenceValue> referenceValues_;          // the first sample's
-  Ranking ranking_;                                          // the last ranking run's
   PrecisionChoice choice_;
 };
 
@@ -170,36 +176,55 @@ llvm::Expected<Search::Optimized> Search::optimize(const PipelineOptions &option
   return Optimized{std::move(module), *main};
 }
 
-llvm::Expected<double> Search::evaluate(const PipelineOptions &options, bool reference, bool rank) {
+llvm::Error Search::evaluateReference(const PipelineOptions &options) {
   auto optimized = optimize(options);
   if (!optimized)
     return optimized.takeError();
-  mlir::func::FuncOp main = optimized->main;
-  std::set<std::string> outputNames;
-  if (rank) {
-    ranking_ = Ranking();
+  interp::ResultObserver observe = [&](mlir::Operation *op, llvm::ArrayRef<Tensor> results) -> llvm::Error {
+    for (auto [i, name] : llvm::enumerate(onnxValueNames(op)))
+      if (!name.empty() && results[i].isFloat())
+        referenceValues_.try_emplace(
+            name, ReferenceValue{std::vector<int64_t>(results[i].shape.begin(), results[i].shape.end()), results[i].f});
+    return llvm::Error::success();
+  };
+  auto outputs = evaluateAll({optimized->main}, {observe});
+  if (!outputs)
+    return outputs.takeError();
+  referenceOutputs_ = std::move(*outputs);
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<Search::RankingRun>> Search::rankingRuns(const std::vector<PipelineOptions> &candidates) {
+  std::vector<Optimized> optimized;
+  std::vector<mlir::func::FuncOp> mains;
+  std::vector<RankingRun> runs(candidates.size());
+  std::vector<std::set<std::string>> outputNames(candidates.size());
+  std::vector<interp::ResultObserver> observers;
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    auto one = optimize(candidates[c]);
+    if (!one)
+      return one.takeError();
+    mlir::func::FuncOp main = one->main;
+    mains.push_back(main);
+    optimized.push_back(std::move(*one));
+    Ranking &ranking = runs[c].ranking;
     for (const std::string &name : inputValueNames(main.getBody().front().getTerminator()))
-      outputNames.insert(name);
+      outputNames[c].insert(name);
     main.walk([&](mlir::Operation *op) {
       if (std::optional<OnnxNode> node = onnxNodeOf(op->getLoc()))
-        ranking_.primaryNodes.insert(node->name);
+        ranking.primaryNodes.insert(node->name);
     });
-  }
-  interp::ResultObserver observe;
-  if (reference || rank)
-    observe = [&](mlir::Operation *op, llvm::ArrayRef<Tensor> results) -> llvm::Error {
+    // Each observer writes its own ranking and only reads the reference: they run at once.
+    observers.push_back([this, &ranking, &outputs = outputNames[c]](mlir::Operation *op,
+                                                                   llvm::ArrayRef<Tensor> results) -> llvm::Error {
       for (auto [i, name] : llvm::enumerate(onnxValueNames(op))) {
         if (name.empty() || !results[i].isFloat())
           continue;
+        if (llvm::any_of(ranking.values, [&](const CandidateValue &c) { return c.name == name; }))
+          continue;
         const Tensor &t = results[i];
         std::vector<int64_t> shape(t.shape.begin(), t.shape.end());
-        if (reference) {
-          referenceValues_.try_emplace(name, ReferenceValue{shape, t.f});
-          continue;
-        }
-        if (llvm::any_of(ranking_.values, [&](const CandidateValue &c) { return c.name == name; }))
-          continue;
-        CandidateValue value{name, nodeNames(op->getLoc()), touchesHalf(op), outputNames.count(name) > 0,
+        CandidateValue value{name, nodeNames(op->getLoc()), touchesHalf(op), outputs.count(name) > 0,
                              {inputValueNames(op), std::nullopt}};
         if (auto it = referenceValues_.find(name); it != referenceValues_.end()) {
           std::vector<double> aligned = t.f;
@@ -207,37 +232,34 @@ llvm::Expected<double> Search::evaluate(const PipelineOptions &options, bool ref
               aligned.size() == it->second.values.size())
             value.edge.maxRel = measureError(it->second.values, aligned).maxRel;
         }
-        ranking_.values.push_back(std::move(value));
+        ranking.values.push_back(std::move(value));
       }
       return llvm::Error::success();
-    };
-  auto outputs = evaluateAll({main}, observe);
+    });
+  }
+  auto outputs = evaluateAll(mains, observers);
   if (!outputs)
     return outputs.takeError();
-  double worst = 0;
-  for (size_t sample = 0; sample < outputs->size(); ++sample) {
-    if (reference)
-      referenceOutputs_.push_back(std::move((*outputs)[sample]));
-    else
-      worst = std::max(worst, outputError(sample, (*outputs)[sample]));
-  }
-  if (rank) {
+  size_t samples = arguments_.size();
+  for (size_t j = 0; j < outputs->size(); ++j)
+    runs[j / samples].error = std::max(runs[j / samples].error, outputError(j % samples, (*outputs)[j]));
+  for (RankingRun &run : runs) {
     llvm::StringMap<const ErrorEdge *> edges;
-    for (const CandidateValue &c : ranking_.values)
+    for (const CandidateValue &c : run.ranking.values)
       edges[c.name] = &c.edge;
     auto lookup = [&](const std::string &name) -> const ErrorEdge * {
       auto it = edges.find(name);
       return it == edges.end() ? nullptr : it->second;
     };
-    for (CandidateValue &c : ranking_.values)
+    for (CandidateValue &c : run.ranking.values)
       if (c.edge.maxRel)
         c.growth = *c.edge.maxRel - errorBroughtByInputs(c.edge.inputs, lookup);
   }
-  return worst;
+  return runs;
 }
 
-llvm::Expected<std::vector<llvm::SmallVector<Tensor>>> Search::evaluateAll(llvm::ArrayRef<mlir::func::FuncOp> mains,
-                                                                           const interp::ResultObserver &observe) {
+llvm::Expected<std::vector<llvm::SmallVector<Tensor>>>
+Search::evaluateAll(llvm::ArrayRef<mlir::func::FuncOp> mains, llvm::ArrayRef<interp::ResultObserver> observers) {
   size_t samples = arguments_.size(), jobs = mains.size() * samples;
   std::vector<std::optional<llvm::Expected<llvm::SmallVector<Tensor>>>> results(jobs);
   std::atomic<size_t> next{0};
@@ -246,8 +268,9 @@ llvm::Expected<std::vector<llvm::SmallVector<Tensor>>> Search::evaluateAll(llvm:
   for (size_t w = 0; w < workers; ++w)
     pool.emplace_back([&] {
       for (size_t j = next++; j < jobs; j = next++)
-        results[j].emplace(interp::evaluateFunction(mains[j / samples], arguments_[j % samples],
-                                                    j == 0 ? observe : interp::ResultObserver()));
+        results[j].emplace(interp::evaluateFunction(
+            mains[j / samples], arguments_[j % samples],
+            j % samples == 0 && j / samples < observers.size() ? observers[j / samples] : interp::ResultObserver()));
     });
   for (std::thread &t : pool)
     t.join();
@@ -297,23 +320,6 @@ llvm::Expected<std::vector<double>> Search::outputErrors(const std::vector<Pipel
   return errors;
 }
 
-llvm::Expected<PrecisionTrial> Search::trial(const std::string &what, const PipelineOptions &options, bool rank) {
-  auto start = std::chrono::steady_clock::now();
-  auto error = evaluate(options, /*reference=*/false, rank);
-  if (!error)
-    return error.takeError();
-  PrecisionTrial t;
-  t.what = what;
-  t.error = *error;
-  t.withinBudget = *error <= options_.maxError;
-  t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  choice_.trials.push_back(t);
-  say(llvm::formatv("  {0,-36} error {1} {2} ({3:f1} s)", what, formatError(t.error),
-                    t.withinBudget ? "within" : "over", t.seconds)
-          .str());
-  return t;
-}
-
 PipelineOptions Search::withFp32Nodes(Precision precision, const std::vector<std::string> &nodes) const {
   PipelineOptions o = options_.base;
   o.precision = precision;
@@ -325,12 +331,13 @@ PipelineOptions Search::withFp32Nodes(Precision precision, const std::vector<std
 llvm::Expected<PrecisionChoice> Search::run() {
   auto start = std::chrono::steady_clock::now();
   choice_.maxError = options_.maxError;
+  choice_.target = target_;
   choice_.samples = samples_.size();
   if (llvm::Error err = loadInputs())
     return std::move(err);
 
-  say("precision search: budget " + formatError(options_.maxError) + " on " + std::to_string(samples_.size()) +
-      " calibration input(s)");
+  say("precision search: budget " + formatError(options_.maxError) + ", held to " + formatError(target_) +
+      " on the interpreter, on " + std::to_string(samples_.size()) + " calibration input(s)");
   {
     auto t0 = std::chrono::steady_clock::now();
     PipelineOptions reference = options_.base;
@@ -338,27 +345,36 @@ llvm::Expected<PrecisionChoice> Search::run() {
     reference.strictFp32 = true;
     reference.keepFp32.clear();
     reference.forcePrecision.clear();
-    auto error = evaluate(reference, /*reference=*/true, /*rank=*/false);
-    if (!error)
-      return error.takeError();
+    if (llvm::Error err = evaluateReference(reference))
+      return std::move(err);
     PrecisionTrial t{"reference fp32", 0, 0, 0,
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), true};
     choice_.trials.push_back(t);
     say(llvm::formatv("  {0,-36} ({1:f1} s)", t.what, t.seconds).str());
   }
 
-  // Pure bf16 and fp16; each ranks its values, the start keeps its ranking.
+  // Pure bf16 and fp16, at once; each ranks its values, the start keeps its ranking.
   Precision startPrecision = Precision::BF16;
   Ranking ranking; // the start's
   double startError = INFINITY;
-  for (Precision p : {Precision::BF16, Precision::FP16}) {
-    auto t = trial(precisionName(p).str(), withFp32Nodes(p, {}), /*rank=*/true);
-    if (!t)
-      return t.takeError();
-    if (t->error < startError) {
-      startError = t->error;
-      startPrecision = p;
-      ranking = std::move(ranking_);
+  {
+    auto t0 = std::chrono::steady_clock::now();
+    const Precision halves[] = {Precision::BF16, Precision::FP16};
+    auto runs = rankingRuns({withFp32Nodes(halves[0], {}), withFp32Nodes(halves[1], {})});
+    if (!runs)
+      return runs.takeError();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (auto [p, r] : llvm::zip(halves, *runs)) {
+      PrecisionTrial t{precisionName(p).str(), 0, 0, r.error, seconds, r.error <= target_};
+      choice_.trials.push_back(t);
+      say(llvm::formatv("  {0,-36} error {1} {2} ({3:f1} s, both at once)", t.what, formatError(t.error),
+                        t.withinBudget ? "within" : "over", seconds)
+              .str());
+      if (r.error < startError) {
+        startError = r.error;
+        startPrecision = p;
+        ranking = std::move(r.ranking);
+      }
     }
   }
   auto finish = [&](Precision precision, std::vector<std::string> nodes, double error) {
@@ -368,7 +384,7 @@ llvm::Expected<PrecisionChoice> Search::run() {
     choice_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return std::move(choice_);
   };
-  if (startError <= options_.maxError)
+  if (startError <= target_)
     return finish(startPrecision, {}, startError);
 
   // The values that add error, most first, then the other half-precision values by their own
@@ -381,7 +397,7 @@ llvm::Expected<PrecisionChoice> Search::run() {
   auto adds = [](const CandidateValue &c) { return c.edge.maxRel && c.growth > 0; };
   double outputRounding = startPrecision == Precision::FP16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
   auto breaks = [&](const CandidateValue &c) {
-    return c.output && (outputRounding > options_.maxError || (adds(c) && c.growth > options_.maxError));
+    return c.output && (outputRounding > target_ || (adds(c) && c.growth > target_));
   };
   std::stable_sort(ranking.values.begin(), ranking.values.end(), [&](const CandidateValue &x, const CandidateValue &y) {
     if (breaks(x) != breaks(y))
@@ -430,7 +446,7 @@ llvm::Expected<PrecisionChoice> Search::run() {
                              t.keptNodes)
                    .str();
       t.error = (*errors)[i];
-      t.withinBudget = t.error <= options_.maxError;
+      t.withinBudget = t.error <= target_;
       t.seconds = seconds;
       choice_.trials.push_back(t);
       say(llvm::formatv("  {0,-36} error {1} {2} ({3:f1} s{4})", t.what, formatError(t.error),
@@ -447,22 +463,12 @@ llvm::Expected<PrecisionChoice> Search::run() {
                     "({3} candidate(s) a round)",
                     nodesOf.size(), precisionName(startPrecision), growing, width)
           .str());
+  // Keeping every value in fp32 is assumed to meet the budget (it is the reference but for
+  // casts) and measured only if the search ends there: a round spent on it first is usually
+  // wasted.
   size_t lo = 0, hi = nodesOf.size();
   double hiError = INFINITY;
-  if (hi > 0) {
-    auto all = tryTops({hi});
-    if (!all)
-      return all.takeError();
-    if (all->front().withinBudget)
-      hiError = all->front().error;
-    else
-      hi = 0;
-  }
-  if (hi == 0) {
-    // Nothing half-precision meets the budget: strict fp32 is the reference itself.
-    say("  no half-precision candidate meets the budget: the plan runs in strict fp32");
-    return finish(Precision::FP32, {}, 0.0);
-  }
+  bool hiMeasured = false;
   // A (width+1)-ary search: the smallest k within the budget among evenly spread points, and
   // the largest k below it that is over, bound the next round.
   while (hi - lo > 1) {
@@ -480,11 +486,26 @@ llvm::Expected<PrecisionChoice> Search::run() {
       if (t.withinBudget && t.keptValues < newHi) {
         newHi = t.keptValues;
         hiError = t.error;
+        hiMeasured = true;
       }
     for (const PrecisionTrial &t : *round)
       if (!t.withinBudget && t.keptValues < newHi && t.keptValues > lo)
         lo = t.keptValues;
     hi = newHi;
+  }
+  if (hi > 0 && !hiMeasured) {
+    auto all = tryTops({hi});
+    if (!all)
+      return all.takeError();
+    if (all->front().withinBudget)
+      hiError = all->front().error;
+    else
+      hi = 0;
+  }
+  if (hi == 0) {
+    // Nothing half-precision meets the budget: strict fp32 is the reference itself.
+    say("  no half-precision candidate meets the budget: the plan runs in strict fp32");
+    return finish(Precision::FP32, {}, 0.0);
   }
   return finish(startPrecision, topNodes(hi), hiError);
 }
@@ -540,8 +561,8 @@ std::string PrecisionChoice::summary() const {
   std::string out = "auto: " + precisionName(precision).str();
   if (!fp32Nodes.empty())
     out += " with " + std::to_string(fp32Nodes.size()) + " nodes in strict fp32";
-  out += ", error " + formatError(error) + " <= " + formatError(maxError) + " on " + std::to_string(samples) +
-         " calibration input(s)";
+  out += ", error " + formatError(error) + " <= " + formatError(target) + " (budget " + formatError(maxError) +
+         " less headroom) on " + std::to_string(samples) + " calibration input(s)";
   return out;
 }
 
@@ -560,6 +581,7 @@ llvm::json::Value PrecisionChoice::toJSON() const {
                             {"fp32_nodes", std::move(nodes)},
                             {"error", error},
                             {"max_error", maxError},
+                            {"search_target", target},
                             {"calibration_inputs", static_cast<int64_t>(samples)},
                             {"seconds", seconds},
                             {"trials", std::move(trialList)}};
