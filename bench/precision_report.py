@@ -161,7 +161,7 @@ def auto(opts, case, search_only=False):
     import onnx as onnx_lib
     outputs = [o.name for o in onnx_lib.load(onnx, load_external_data=False).graph.output]
     plans = {"auto": plan}
-    for p in ("bf16", "tf32", "fp32"):
+    for p in filter(None, opts.against.split(",")):
         plans[p] = compile_plan(opts, onnx, os.path.join(opts.work_dir, f"{tag}_{p}.kiln"), p)
     refs = {"calibration input 0": (calib0, interpreter_outputs(opts, onnx, calib0, work, outputs)),
             "held-out input": (held_out, interpreter_outputs(opts, onnx, held_out, work, outputs))}
@@ -208,6 +208,8 @@ def main():
     ap.add_argument("--compare", default="")
     ap.add_argument("--auto", default="")
     ap.add_argument("--search-only", default="", help="model:batch,...: only the search (its time and choice)")
+    ap.add_argument("--against", default="bf16,tf32,fp32",
+                    help="--auto: the pure plans timed and measured beside the auto one ('' for none)")
     ap.add_argument("--max-error", default="1e-3")
     ap.add_argument("--calibration", type=int, default=2, help="calibration inputs (random, like the suite's)")
     ap.add_argument("--tiny-dumps", default="")
