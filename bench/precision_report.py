@@ -149,14 +149,15 @@ def auto(opts, case, search_only=False):
                             "--calibration", calib, "--precision-report", report)
     km.log("\n".join("   " + line for line in err.splitlines() if "auto" in line or "error" in line)[-3000:])
     choice = json.load(open(report))["choice"]
+    result = {"model": tag, "max_error": float(opts.max_error), "compile_with_search_s": round(search_s, 1),
+              "search_s": choice["seconds"], "choice": {k: v for k, v in choice.items() if k != "trials"},
+              "trials": len(choice["trials"]), "threads": os.cpu_count()}
+    chosen = (f"   {tag}: auto -> {choice['precision']} with {len(choice['fp32_nodes'])} fp32 nodes, search "
+              f"{choice['seconds']:.1f} s (compile {search_s:.1f} s), {len(choice['trials'])} trials")
     if search_only:
-        result = {"model": tag, "max_error": float(opts.max_error), "compile_with_search_s": round(search_s, 1),
-                  "search_s": choice["seconds"], "choice": {k: v for k, v in choice.items() if k != "trials"},
-                  "trials": len(choice["trials"]), "threads": os.cpu_count()}
         with open(report, "w") as f:
             json.dump({"summary": result, "choice": choice}, f, indent=2)
-        km.log(f"   {tag}: auto -> {choice['precision']} with {len(choice['fp32_nodes'])} fp32 nodes, search "
-               f"{choice['seconds']:.1f} s (compile {search_s:.1f} s), {len(choice['trials'])} trials")
+        km.log(chosen)
         return result
     import onnx as onnx_lib
     outputs = [o.name for o in onnx_lib.load(onnx, load_external_data=False).graph.output]
@@ -175,15 +176,11 @@ def auto(opts, case, search_only=False):
         row["gpu_ms"], row["request_ms"] = bench_ms(opts, p, held_out)
     for label, row in rows.items():
         row["gpu_ms_vs_auto"] = row["gpu_ms"] / rows["auto"]["gpu_ms"]
-    result = {"model": tag, "max_error": float(opts.max_error), "compile_with_search_s": round(search_s, 1),
-              "search_s": choice["seconds"], "choice": {k: v for k, v in choice.items() if k != "trials"},
-              "trials": len(choice["trials"]), "plans": rows,
-              "reference": "kiln eval (interpreter, strict fp32) of the same inputs"}
+    result.update({"plans": rows, "reference": "kiln eval (interpreter, strict fp32) of the same inputs"})
     with open(report, "w") as f:
         json.dump({"summary": result, "choice": choice}, f, indent=2)
-    km.log(f"   {tag}: auto -> {choice['precision']} with {len(choice['fp32_nodes'])} fp32 nodes, search "
-           f"{choice['seconds']:.1f} s; " + "; ".join(
-               f"{k} {v['gpu_ms']:.3f} ms err {v['error held-out input']:.2e}" for k, v in rows.items()))
+    km.log(chosen + "; " + "; ".join(
+        f"{k} {v['gpu_ms']:.3f} ms err {v['error held-out input']:.2e}" for k, v in rows.items()))
     return result
 
 
@@ -226,28 +223,17 @@ def main():
     if opts.tiny_dumps:
         os.makedirs(opts.tiny_dumps, exist_ok=True)
         tiny_dumps(opts, opts.tiny_dumps)
-    for case in filter(None, opts.compare.split(",")):
-        try:
-            summary["compare"].append(compare(opts, case))
-        except Exception as e:  # one case failing must not hide the others
-            summary["errors"].append(f"compare {case}: {e}")
-            km.log(f"FAILED compare {case}: {e}")
-        save_summary()
-    for case in filter(None, opts.auto.split(",")):
-        try:
-            summary["auto"].append(auto(opts, case))
-        except Exception as e:
-            summary["errors"].append(f"auto {case}: {e}")
-            km.log(f"FAILED auto {case}: {e}")
-        save_summary()
-    for case in filter(None, opts.search_only.split(",")):
-        try:
-            summary["auto"].append(auto(opts, case, search_only=True))
-        except Exception as e:
-            summary["errors"].append(f"search {case}: {e}")
-            km.log(f"FAILED search {case}: {e}")
-        save_summary()
-    save_summary()
+    jobs = [("compare", "compare", opts.compare, compare), ("auto", "auto", opts.auto, auto),
+            ("auto", "search", opts.search_only, lambda o, case: auto(o, case, search_only=True))]
+    for key, what, cases, run in jobs:
+        for case in filter(None, cases.split(",")):
+            try:
+                summary[key].append(run(opts, case))
+            except Exception as e:  # one case failing must not hide the others
+                summary["errors"].append(f"{what} {case}: {e}")
+                km.log(f"FAILED {what} {case}: {e}")
+            save_summary()
+    save_summary()  # also when no case ran
     return 1 if summary["errors"] else 0
 
 

@@ -1,11 +1,11 @@
 //===- Tensor.cpp - host tensors of the reference interpreter --------------===//
 
 #include "ir/Interpreter/Tensor.h"
+#include "runtime/TensorData.h"
 
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/APFloat.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -134,18 +134,9 @@ bool decodeCommonFloats(FloatType type, llvm::ArrayRef<char> data, bool splat, s
   else if (type.isF32())
     each(4, [&](uint64_t raw) { return asFloat((uint32_t)raw); });
   else if (type.isBF16())
-    each(2, [&](uint64_t raw) { return asFloat((uint32_t)raw << 16); }); // bf16 is f32's top half
+    each(2, [](uint64_t raw) { return (double)runtime::bfloat16ToFloat((uint16_t)raw); });
   else if (type.isF16())
-    each(2, [](uint64_t raw) {
-      // Sign, 5 exponent bits (bias 15), 10 mantissa bits.
-      double sign = raw & 0x8000 ? -1.0 : 1.0;
-      int exponent = (raw >> 10) & 0x1f, mantissa = raw & 0x3ff;
-      if (exponent == 0x1f)
-        return mantissa ? NAN : sign * INFINITY;
-      if (exponent == 0)
-        return sign * std::ldexp(mantissa, -24);
-      return sign * std::ldexp(1024 + mantissa, exponent - 25);
-    });
+    each(2, [](uint64_t raw) { return (double)runtime::halfToFloat((uint16_t)raw); });
   else
     return false;
   return true;

@@ -124,9 +124,13 @@ private:
   /// The largest error of one sample's outputs against the reference's (integer outputs, an
   /// argmax say, carry no rounding error to budget).
   double outputError(size_t sample, llvm::ArrayRef<Tensor> outputs) const;
+  /// Makes candidate c's observer of the first sample from its optimized function.
+  using ObserverFactory = std::function<interp::ResultObserver(size_t c, mlir::func::FuncOp main)>;
   /// The largest output error of each candidate on every sample: the pipelines run one after
-  /// another, then every evaluation at once (evaluateAll).
-  llvm::Expected<std::vector<double>> outputErrors(const std::vector<PipelineOptions> &candidates);
+  /// another, then every evaluation at once (evaluateAll), each observed where `observerFor`
+  /// makes an observer.
+  llvm::Expected<std::vector<double>> outputErrors(const std::vector<PipelineOptions> &candidates,
+                                                   const ObserverFactory &observerFor = {});
   PipelineOptions withFp32Nodes(Precision precision, const std::vector<std::string> &nodes) const;
   void say(const std::string &line) const {
     if (options_.progress)
@@ -195,18 +199,9 @@ llvm::Error Search::evaluateReference(const PipelineOptions &options) {
 }
 
 llvm::Expected<std::vector<Search::RankingRun>> Search::rankingRuns(const std::vector<PipelineOptions> &candidates) {
-  std::vector<Optimized> optimized;
-  std::vector<mlir::func::FuncOp> mains;
   std::vector<RankingRun> runs(candidates.size());
   std::vector<std::set<std::string>> outputNames(candidates.size());
-  std::vector<interp::ResultObserver> observers;
-  for (size_t c = 0; c < candidates.size(); ++c) {
-    auto one = optimize(candidates[c]);
-    if (!one)
-      return one.takeError();
-    mlir::func::FuncOp main = one->main;
-    mains.push_back(main);
-    optimized.push_back(std::move(*one));
+  auto errors = outputErrors(candidates, [&](size_t c, mlir::func::FuncOp main) -> interp::ResultObserver {
     Ranking &ranking = runs[c].ranking;
     for (const std::string &name : inputValueNames(main.getBody().front().getTerminator()))
       outputNames[c].insert(name);
@@ -215,8 +210,8 @@ llvm::Expected<std::vector<Search::RankingRun>> Search::rankingRuns(const std::v
         ranking.primaryNodes.insert(node->name);
     });
     // Each observer writes its own ranking and only reads the reference: they run at once.
-    observers.push_back([this, &ranking, &outputs = outputNames[c]](mlir::Operation *op,
-                                                                   llvm::ArrayRef<Tensor> results) -> llvm::Error {
+    return [this, &ranking, &outputs = outputNames[c]](mlir::Operation *op,
+                                                       llvm::ArrayRef<Tensor> results) -> llvm::Error {
       for (auto [i, name] : llvm::enumerate(onnxValueNames(op))) {
         if (name.empty() || !results[i].isFloat())
           continue;
@@ -235,15 +230,12 @@ llvm::Expected<std::vector<Search::RankingRun>> Search::rankingRuns(const std::v
         ranking.values.push_back(std::move(value));
       }
       return llvm::Error::success();
-    });
-  }
-  auto outputs = evaluateAll(mains, observers);
-  if (!outputs)
-    return outputs.takeError();
-  size_t samples = arguments_.size();
-  for (size_t j = 0; j < outputs->size(); ++j)
-    runs[j / samples].error = std::max(runs[j / samples].error, outputError(j % samples, (*outputs)[j]));
-  for (RankingRun &run : runs) {
+    };
+  });
+  if (!errors)
+    return errors.takeError();
+  for (auto [run, error] : llvm::zip(runs, *errors)) {
+    run.error = error;
     llvm::StringMap<const ErrorEdge *> edges;
     for (const CandidateValue &c : run.ranking.values)
       edges[c.name] = &c.edge;
@@ -300,17 +292,21 @@ double Search::outputError(size_t sample, llvm::ArrayRef<Tensor> outputs) const 
   return worst;
 }
 
-llvm::Expected<std::vector<double>> Search::outputErrors(const std::vector<PipelineOptions> &candidates) {
+llvm::Expected<std::vector<double>> Search::outputErrors(const std::vector<PipelineOptions> &candidates,
+                                                        const ObserverFactory &observerFor) {
   std::vector<Optimized> optimized;
   std::vector<mlir::func::FuncOp> mains;
+  std::vector<interp::ResultObserver> observers;
   for (const PipelineOptions &options : candidates) {
     auto one = optimize(options);
     if (!one)
       return one.takeError();
     mains.push_back(one->main);
+    if (observerFor)
+      observers.push_back(observerFor(optimized.size(), one->main));
     optimized.push_back(std::move(*one));
   }
-  auto outputs = evaluateAll(mains);
+  auto outputs = evaluateAll(mains, observers);
   if (!outputs)
     return outputs.takeError();
   size_t samples = arguments_.size();
