@@ -27,6 +27,17 @@ llvm::Error quantParams(NodeContext &ctx, Type zeroElement, SmallVectorImpl<Valu
     auto zero = ctx.input(2);
     if (!zero)
       return zero.takeError();
+    // onnxruntime's quantizer writes per-tensor bias parameters as a [1] scale with a scalar
+    // zero point (the spec asks for one shape; onnxruntime accepts it): one element each is
+    // per-tensor whatever the rank, so the zero point takes the scale's shape.
+    mlir::RankedTensorType scaleType = ctx.inputType(1), zeroType = ctx.inputType(2);
+    if (scaleType.getShape() != zeroType.getShape() && scaleType.getNumElements() == 1 &&
+        zeroType.getNumElements() == 1) {
+      auto reshaped = ctx.buildValue("reshape", {*zero}, {}, {scaleType.clone(zeroType.getElementType())});
+      if (!reshaped)
+        return reshaped.takeError();
+      zero = *reshaped;
+    }
     operands.push_back(*zero);
   } else {
     HostTensor zero;

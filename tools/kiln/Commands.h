@@ -12,6 +12,8 @@ namespace kiln::cli {
 std::unique_ptr<Command> makeImportCommand(Categories &categories);
 /// `kiln eval`: the CPU reference interpreter on an ONNX or kiln MLIR model.
 std::unique_ptr<Command> makeEvalCommand(Categories &categories);
+/// `kiln calibrate`: activation ranges and weight scales for 8-bit quantization.
+std::unique_ptr<Command> makeCalibrateCommand(Categories &categories);
 /// `kiln compile`: a model to a plan file (no GPU needed).
 std::unique_ptr<Command> makeCompileCommand(Categories &categories);
 /// `kiln run`: a plan once on the GPU.

@@ -25,10 +25,10 @@ and its op where there is one), 2 on a usage error.
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   Categories categories;
-  std::unique_ptr<Command> commands[] = {makeImportCommand(categories),  makeEvalCommand(categories),
-                                         makeCompileCommand(categories), makeRunCommand(categories),
-                                         makeBenchCommand(categories),   makeProfileCommand(categories),
-                                         makeCompareCommand(categories), makeInspectCommand(categories)};
+  std::unique_ptr<Command> commands[] = {
+      makeImportCommand(categories),  makeEvalCommand(categories),    makeCalibrateCommand(categories),
+      makeCompileCommand(categories), makeRunCommand(categories),     makeBenchCommand(categories),
+      makeProfileCommand(categories), makeCompareCommand(categories), makeInspectCommand(categories)};
 
   // `kiln <command> --help` starts with that command's prose. llvm::cl takes the subcommand
   // from the first argument in the same way: a word that names one.

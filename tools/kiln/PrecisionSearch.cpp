@@ -41,16 +41,6 @@ llvm::Error searchError(const llvm::Twine &message) {
 
 std::string formatError(double error) { return llvm::formatv("{0:e2}", error).str(); }
 
-/// The .npy files directly in `dir`, by file name.
-std::set<std::string> npyFilesIn(const std::string &dir) {
-  std::set<std::string> out;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->type() != llvm::sys::fs::file_type::directory_file && llvm::StringRef(it->path()).ends_with(".npy"))
-      out.insert(llvm::sys::path::filename(it->path()).str());
-  return out;
-}
-
 bool isHalf(mlir::Type type) {
   auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
   return tensor && (tensor.getElementType().isBF16() || tensor.getElementType().isF16());
@@ -507,42 +497,6 @@ llvm::Expected<PrecisionChoice> Search::run() {
 }
 
 } // namespace
-
-llvm::Expected<std::vector<CalibrationSample>> readCalibrationSamples(const std::string &dir,
-                                                                      const std::vector<std::string> &inputNames) {
-  if (!llvm::sys::fs::is_directory(dir))
-    return searchError("--calibration '" + dir + "' is not a directory");
-  std::vector<std::string> sampleDirs;
-  if (!npyFilesIn(dir).empty()) {
-    sampleDirs.push_back(dir);
-  } else {
-    std::error_code ec;
-    for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-      if (it->type() == llvm::sys::fs::file_type::directory_file && !npyFilesIn(it->path()).empty())
-        sampleDirs.push_back(it->path());
-    std::sort(sampleDirs.begin(), sampleDirs.end());
-  }
-  if (sampleDirs.empty())
-    return searchError("--calibration '" + dir +
-                       "' holds no .npy files, in itself or in subdirectories (one per calibration input)");
-  std::vector<CalibrationSample> samples;
-  for (const std::string &sampleDir : sampleDirs) {
-    CalibrationSample sample;
-    sample.name = sampleDir == dir ? dir : llvm::sys::path::filename(sampleDir).str();
-    std::set<std::string> files = npyFilesIn(sampleDir);
-    for (const std::string &input : inputNames) {
-      std::string file = runtime::npyFileName(input);
-      if (!files.count(file))
-        return searchError("calibration input '" + sampleDir + "' has no " + file + " for model input '" + input +
-                           "'");
-      llvm::SmallString<256> path(sampleDir);
-      llvm::sys::path::append(path, file);
-      sample.files[input] = std::string(path);
-    }
-    samples.push_back(std::move(sample));
-  }
-  return samples;
-}
 
 PipelineOptions PrecisionChoice::apply(PipelineOptions base) const {
   base.precision = precision;

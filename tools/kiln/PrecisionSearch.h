@@ -24,6 +24,8 @@
 #ifndef KILN_TOOLS_KILN_PRECISIONSEARCH_H
 #define KILN_TOOLS_KILN_PRECISIONSEARCH_H
 
+#include "CalibrationSamples.h"
+
 #include "passes/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -36,19 +38,6 @@
 #include <vector>
 
 namespace kiln::cli {
-
-/// One calibration input: model input name -> .npy file.
-struct CalibrationSample {
-  std::string name;
-  std::map<std::string, std::string> files;
-};
-
-/// The samples of a calibration directory: its .npy files (one sample), or one sample per
-/// subdirectory holding .npy files, in name order. A file is named as `kiln run --output-dir`
-/// names tensors (runtime::npyFileName of the input name). Every sample must give every input
-/// in `inputNames`; the error names the sample and the input.
-llvm::Expected<std::vector<CalibrationSample>> readCalibrationSamples(const std::string &dir,
-                                                                      const std::vector<std::string> &inputNames);
 
 /// One candidate the search evaluated.
 struct PrecisionTrial {

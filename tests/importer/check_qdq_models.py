@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""QDQ models as onnxruntime's quantizer writes them: import, evaluate, compile.
+
+For each configuration below, `onnxruntime.quantization.quantize_static` (QDQ format)
+quantizes the bundled tiny CNN on four random calibration inputs; `kiln eval` of the QDQ
+model on a held-out input must match onnxruntime's own run of it to within one quantization
+step of the output (the model ends in QuantizeLinear/DequantizeLinear, so the outputs are
+multiples of the output scale; onnxruntime runs integer kernels where Kiln's interpreter
+dequantizes and computes in f32, so a value on a rounding boundary may land one step apart),
+and `kiln compile` must build a plan of it (no GPU needed). With --gpu the plan also runs
+(`kiln run`) and must match onnxruntime in the same way.
+
+    check_qdq_models.py --kiln build/tools/kiln --model examples/tiny_cnn.onnx --work-dir DIR [--gpu]
+
+--model takes any fp32 model with one float input (a symbolic first dimension becomes
+--batch); --max-steps loosens the bound for deep models, where a value on a rounding boundary
+early on may move the output by more than one step (the measured figure is printed anyway).
+
+Prints one line per configuration and exits 1 if any fails.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+try:
+    import onnxruntime as ort
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+except ImportError as e:  # the test tooling is installed by scripts/setup-deps.sh
+    sys.exit(f"check_qdq_models.py needs onnxruntime with its quantization tools: {e}")
+
+# name -> quantize_static arguments
+CONFIGS = {
+    "int8-per-channel": dict(activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, per_channel=True),
+    "uint8-activations-per-tensor": dict(activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                                         per_channel=False),
+    "int8-symmetric-activations": dict(activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                                       per_channel=True, extra_options={"ActivationSymmetric": True}),
+}
+
+
+class Inputs(CalibrationDataReader):
+    def __init__(self, name, shape, seeds):
+        self.feeds = iter([{name: np.random.default_rng(s).standard_normal(shape).astype(np.float32)}
+                           for s in seeds])
+
+    def get_next(self):
+        return next(self.feeds, None)
+
+
+def output_step(model, output):
+    """The scale of the DequantizeLinear that computes `output`."""
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "DequantizeLinear" and node.output[0] == output:
+            return float(np.max(inits[node.input[1]]))
+    raise ValueError(f"no DequantizeLinear computes {output}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kiln", required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--work-dir", required=True)
+    ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--gpu", action="store_true", help="also run the plans on the GPU (kiln run)")
+    ap.add_argument("--max-steps", type=float, default=1.0, help="output steps allowed apart (default 1)")
+    ap.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated subset of " + ", ".join(CONFIGS))
+    opts = ap.parse_args()
+    os.makedirs(opts.work_dir, exist_ok=True)
+
+    fp32 = onnx.load(opts.model)
+    name = fp32.graph.input[0].name
+    if fp32.graph.input[0].type.tensor_type.shape.dim[0].dim_value <= 0:
+        fp32.graph.input[0].type.tensor_type.shape.dim[0].dim_value = opts.batch
+    shape = [d.dim_value for d in fp32.graph.input[0].type.tensor_type.shape.dim]
+    fixed = os.path.join(opts.work_dir, "fp32.onnx")
+    onnx.save(fp32, fixed)
+    held_out = np.random.default_rng(100).standard_normal(shape).astype(np.float32)
+    held_out_path = os.path.join(opts.work_dir, "held_out.npy")
+    np.save(held_out_path, held_out)
+
+    failed = 0
+    configs = opts.configs.split(",")
+    for config in configs:
+        kwargs = CONFIGS[config]
+        qdq = os.path.join(opts.work_dir, f"{config}.onnx")
+        quantize_static(fixed, qdq, Inputs(name, shape, range(4)), quant_format=QuantFormat.QDQ, **kwargs)
+        model = onnx.load(qdq)
+        session = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"])
+        expected = dict(zip([o.name for o in session.get_outputs()], session.run(None, {name: held_out})))
+        problems = []
+
+        def compare(what, out_dir):
+            for out, want in expected.items():
+                got = np.load(os.path.join(out_dir, out + ".npy"))
+                step = output_step(model, out)
+                diff = float(np.abs(got - want).max()) if got.shape == want.shape else float("inf")
+                steps = diff / step
+                print(f"  {config}: {what} {out} max |kiln - onnxruntime| = {diff:.3g} ({steps:.2f} output steps)")
+                if steps > opts.max_steps * (1 + 1e-3):  # a step computed in float32
+                    problems.append(f"{what} {out}: {steps:.2f} steps apart (shape {got.shape} vs {want.shape})")
+
+        def kiln(*args):
+            run = subprocess.run([opts.kiln, *args], capture_output=True, text=True)
+            if run.returncode != 0:
+                problems.append(f"kiln {args[0]} exit {run.returncode}: {run.stderr.strip()[-400:]}")
+            return run.returncode == 0
+
+        out_dir = os.path.join(opts.work_dir, config + "-eval")
+        if kiln("eval", qdq, "--input", f"{name}={held_out_path}", "--output-dir", out_dir):
+            compare("eval", out_dir)
+        plan = os.path.join(opts.work_dir, config + ".kiln")
+        if kiln("compile", qdq, "-o", plan, "--quiet") and opts.gpu:
+            out_dir = os.path.join(opts.work_dir, config + "-gpu")
+            if kiln("run", plan, "--input", f"{name}={held_out_path}", "--output-dir", out_dir):
+                compare("gpu", out_dir)
+        ops = sorted({n.op_type for n in model.graph.node})
+        print(f"{'FAILED' if problems else 'ok'} {config} ({len(model.graph.node)} nodes: {', '.join(ops)})")
+        for p in problems:
+            print(f"    {p}")
+        failed += bool(problems)
+    print(f"{len(configs) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
