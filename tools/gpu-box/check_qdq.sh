@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# On the GPU box, after tools/gpu-box/stage.sh: QDQ models from onnxruntime's quantizer, run
+# by Kiln on the GPU against onnxruntime's own run (tests/importer/check_qdq_models.py --gpu):
+# the bundled tiny CNN, then suite CNNs exported here with torch (bench/kiln_models.py).
+#   tools/gpu-box/check_qdq.sh [model ...]      (default: resnet50 mobilenet_v3_large)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/kiln-gpu-out}
+WORK=${WORK:-/tmp/kiln-qdq}
+mkdir -p "$OUT" "$WORK"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export KILN_CUDA_INCLUDE=${KILN_CUDA_INCLUDE:-/usr/local/cuda/include}
+status=0
+python3 tests/importer/check_qdq_models.py --kiln build-gpu/kiln --model examples/tiny_cnn.onnx \
+  --work-dir "$WORK/tiny_cnn" --gpu 2>&1 | grep -v '^WARNING' | tee "$OUT/qdq-tiny_cnn.log" || status=1
+models=("$@")
+[ ${#models[@]} -eq 0 ] && models=(resnet50 mobilenet_v3_large)
+for m in "${models[@]}"; do
+  python3 - "$m" "$WORK/$m.onnx" <<'PY' || { status=1; continue; }
+import sys
+sys.path.insert(0, "bench")
+import kiln_models as km
+model, inputs, names, _ = km.build_suite_model(sys.argv[1], 1)
+km.export_onnx(model, inputs, names, sys.argv[2])
+PY
+  python3 tests/importer/check_qdq_models.py --kiln build-gpu/kiln --model "$WORK/$m.onnx" \
+    --work-dir "$WORK/$m" --gpu 2>&1 | grep -v '^WARNING' | tee "$OUT/qdq-$m.log" || status=1
+done
+exit $status
