@@ -130,4 +130,12 @@ std::vector<std::string> onnxValueNames(mlir::Operation *op) {
   return names;
 }
 
+bool matchesOpTarget(mlir::Operation *op, llvm::StringRef target) {
+  llvm::StringRef opName = op->getName().getStringRef();
+  if (target == opName || (opName.starts_with("kiln.") && target == opName.drop_front(5)))
+    return true;
+  std::optional<OnnxNode> node = onnxNodeOf(op->getLoc());
+  return node && (target == node->name || target == node->opType);
+}
+
 } // namespace kiln

@@ -58,6 +58,10 @@ void setOnnxValueName(mlir::Value value, llvm::StringRef name);
 /// `op` computes no ONNX value any more (it took another op's attributes, say).
 void clearOnnxValueNames(mlir::Operation *op);
 
+/// Whether `target` names `op` as the precision and quantization options do: its ONNX node
+/// name, its ONNX op type ("Conv"), or its kiln op name with or without "kiln." ("kiln.conv").
+bool matchesOpTarget(mlir::Operation *op, llvm::StringRef target);
+
 /// "node 'conv1' (Conv)" for a location with ONNX provenance: how diagnostics name a node.
 std::optional<std::string> describeNode(mlir::Location loc);
 /// describeNode of the op's location or, without provenance, its op name ("kiln.conv").

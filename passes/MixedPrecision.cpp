@@ -95,11 +95,8 @@ private:
 };
 
 std::optional<Decision> PrecisionRewriter::overrideFor(mlir::Operation *op) {
-  std::optional<OnnxNode> node = onnxNodeOf(op->getLoc());
-  llvm::StringRef opName = op->getName().getStringRef();
   auto matches = [&](llvm::StringRef target) {
-    bool hit = target == opName || (opName.starts_with("kiln.") && target == opName.drop_front(5)) ||
-               (node && (target == node->name || target == node->opType));
+    bool hit = matchesOpTarget(op, target);
     if (hit)
       matched_.insert(target);
     return hit;

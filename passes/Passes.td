@@ -72,6 +72,33 @@ def MixedPrecision : Pass<"kiln-mixed-precision", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> {
+  let summary = "8-bit quantization of conv, conv_transpose, matmul and gemm inputs from a calibration file";
+  let description = [{
+    Explicit quantization, as a QDQ model states it: each f32 conv, conv_transpose, matmul and
+    gemm gets a kiln.quantize -> kiln.dequantize pair on its input and on its weight (operand
+    1), so it computes on values of the 8-bit grid; its bias and result stay f32. Activations
+    are per-tensor and symmetric, scale = threshold / 127 (int8) or / 448 (fp8, E4M3), the
+    threshold read for the value's ONNX name from the `kiln calibrate` file (`method`, or the
+    file's); one pair serves every user of a value. A constant weight gets symmetric
+    per-output-channel scales, max |w| / 127 (or / 448), computed from the constant; a weight
+    computed at run time (attention's K) is an activation. An op named in `keep` (ONNX node
+    name, ONNX op type or kiln op name), or whose input has no calibrated range, stays as it
+    is, with a remark. Folding the pairs into 8-bit kernels is for codegen; the interpreter
+    evaluates them exactly, so the module measures the accuracy 8-bit plans will have.
+  }];
+  let options = [
+    Option<"calibration", "calibration", "std::string", /*default=*/"\"\"",
+           "The calibration file (kiln calibrate -o FILE)">,
+    Option<"type", "type", "std::string", /*default=*/"\"int8\"", "int8 or fp8 (float8e4m3fn)">,
+    Option<"method", "method", "std::string", /*default=*/"\"\"",
+           "minmax, percentile or entropy (default: the file's)">,
+    ListOption<"keep", "keep", "std::string",
+               "ONNX node names, ONNX op types or kiln op names that stay unquantized">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def ConvertLayout : Pass<"kiln-convert-layout", "mlir::func::FuncOp"> {
   let summary = "Channels-last 2-d convolutions and pools, with the transposes between them cancelled";
   let description = [{

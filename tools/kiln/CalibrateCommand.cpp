@@ -16,6 +16,7 @@
 #include "ir/Provenance.h"
 #include "passes/CalibrationTable.h"
 #include "passes/Pipelines.h"
+#include "passes/QuantizableOps.h"
 #include "passes/RangeHistogram.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -86,26 +87,16 @@ std::vector<std::string> valueOrder(mlir::func::FuncOp func) {
 /// The output-channel axis of the constant weight of a conv, conv_transpose, matmul or gemm,
 /// with that weight; nullopt for other ops and weights computed at run time.
 std::optional<std::pair<int64_t, ConstantOp>> constantWeight(mlir::Operation *op) {
-  int64_t axis = -1;
-  if (mlir::isa<ConvOp>(op))
-    axis = 0; // O x I/group x kH x kW
-  else if (mlir::isa<ConvTransposeOp>(op))
-    axis = 1; // I x O/group x kH x kW: each entry covers that channel of every group
-  else if (auto gemm = mlir::dyn_cast<GemmOp>(op))
-    axis = gemm.getTransB() ? 0 : 1;
-  else if (mlir::isa<MatMulOp>(op))
-    axis = -2; // the last axis of the right operand, [..., K, N]
-  else
+  std::optional<int64_t> axis = weightChannelAxis(op);
+  if (!axis)
     return std::nullopt;
   auto constant = op->getOperand(1).getDefiningOp<ConstantOp>();
   if (!constant)
     return std::nullopt;
   auto type = llvm::cast<mlir::RankedTensorType>(constant.getType());
-  if (axis == -2)
-    axis = type.getRank() - 1;
-  if (!llvm::isa<mlir::FloatType>(type.getElementType()) || type.getRank() <= axis)
+  if (!llvm::isa<mlir::FloatType>(type.getElementType()) || type.getRank() <= *axis)
     return std::nullopt;
-  return std::make_pair(axis, constant);
+  return std::make_pair(*axis, constant);
 }
 
 llvm::Expected<std::vector<WeightRange>> weightRanges(mlir::func::FuncOp func) {

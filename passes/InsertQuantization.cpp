@@ -1,0 +1,229 @@
+//===- InsertQuantization.cpp - Q/DQ pairs from a calibration file ---------===//
+//
+// kiln-insert-quantization: explicit 8-bit quantization of the inputs of conv,
+// conv_transpose, matmul and gemm (Passes.td says what and why).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "ir/Interpreter/Tensor.h"
+#include "ir/KilnOps.h"
+#include "ir/Provenance.h"
+#include "passes/CalibrationTable.h"
+#include "passes/QuantizableOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+
+namespace kiln {
+
+#define GEN_PASS_DEF_INSERTQUANTIZATION
+#include "passes/Passes.h.inc"
+
+namespace {
+
+using mlir::Value;
+
+/// The 8-bit type and the largest magnitude it holds.
+struct Grid {
+  mlir::Type element;
+  double largest;
+};
+
+/// The ONNX value `value` is: an op result's name, or a graph input's `kiln.name`.
+std::string valueName(Value value) {
+  if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(value)) {
+    auto func = llvm::dyn_cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp());
+    if (auto name = func ? func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "kiln.name") : nullptr)
+      return name.str();
+    return "";
+  }
+  return onnxValueName(value);
+}
+
+struct InsertQuantizationPass : impl::InsertQuantizationBase<InsertQuantizationPass> {
+  using InsertQuantizationBase::InsertQuantizationBase;
+
+  void runOnOperation() override;
+
+private:
+  /// `value` through a quantize -> dequantize pair with `scales` (one: per tensor; else along
+  /// `axis`), placed right after it is defined.
+  Value quantizeDequantize(mlir::OpBuilder &builder, Value value, llvm::ArrayRef<float> scales, int64_t axis,
+                           const Grid &grid);
+  /// The per-tensor scale of an activation, or an explanation of why there is none.
+  llvm::Expected<float> activationScale(Value value, const Grid &grid) const;
+  /// Per-channel scales of a constant weight along `axis`.
+  llvm::Expected<std::vector<float>> weightScales(ConstantOp weight, int64_t axis, const Grid &grid) const;
+
+  CalibrationTable table_;
+  CalibrationMethod method_ = CalibrationMethod::Entropy;
+  llvm::DenseMap<Value, Value> activations_; // value -> its dequantized form
+};
+
+llvm::Expected<float> InsertQuantizationPass::activationScale(Value value, const Grid &grid) const {
+  std::string name = valueName(value);
+  const ActivationRange *range = name.empty() ? nullptr : table_.activation(name);
+  if (!range)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   name.empty() ? "an input that names no ONNX value has no calibrated range (kiln.onnx_values; "
+                                                               "`kiln import --onnx-value-names` keeps them)"
+                                                : "input '" + name + "' has no calibrated range");
+  double threshold = range->threshold(method_);
+  if (!(threshold > 0) || !std::isfinite(threshold))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "input '" + name + "' was 0 on every calibration input");
+  return (float)(threshold / grid.largest);
+}
+
+llvm::Expected<std::vector<float>> InsertQuantizationPass::weightScales(ConstantOp weight, int64_t axis,
+                                                                        const Grid &grid) const {
+  auto tensor = interp::fromAttr(llvm::cast<mlir::ElementsAttr>(weight.getValue()));
+  if (!tensor)
+    return tensor.takeError();
+  int64_t channels = tensor->shape[axis], inner = 1;
+  for (size_t d = axis + 1; d < tensor->shape.size(); ++d)
+    inner *= tensor->shape[d];
+  std::vector<double> absMax(channels, 0.0);
+  for (int64_t k = 0; k < tensor->size(); ++k)
+    absMax[(k / inner) % channels] = std::max(absMax[(k / inner) % channels], std::fabs(tensor->f[k]));
+  std::vector<float> scales;
+  for (double m : absMax) // an all-zero channel quantizes to zeros whatever its scale
+    scales.push_back(m > 0 ? (float)(m / grid.largest) : 1.0f);
+  return scales;
+}
+
+Value InsertQuantizationPass::quantizeDequantize(mlir::OpBuilder &builder, Value value, llvm::ArrayRef<float> scales,
+                                                 int64_t axis, const Grid &grid) {
+  mlir::OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointAfterValue(value);
+  mlir::Location loc = value.getLoc();
+  auto type = llvm::cast<mlir::RankedTensorType>(value.getType());
+  bool perTensor = scales.size() == 1;
+  llvm::SmallVector<int64_t> paramShape;
+  if (!perTensor)
+    paramShape.push_back((int64_t)scales.size());
+  auto scaleType = mlir::RankedTensorType::get(paramShape, builder.getF32Type());
+  auto zeroType = mlir::RankedTensorType::get(paramShape, grid.element);
+  auto scaleAttr = mlir::DenseElementsAttr::get(scaleType, scales);
+  mlir::Attribute zero = llvm::isa<mlir::FloatType>(grid.element)
+                             ? mlir::Attribute(builder.getFloatAttr(grid.element, 0.0))
+                             : mlir::Attribute(builder.getIntegerAttr(grid.element, 0));
+  auto zeroAttr = mlir::DenseElementsAttr::get(zeroType, zero);
+  Value scale = ConstantOp::create(builder, loc, scaleType, scaleAttr);
+  Value zeroPoint = ConstantOp::create(builder, loc, zeroType, zeroAttr);
+  int64_t paramAxis = perTensor ? 1 : axis;
+  auto quantized = QuantizeOp::create(builder, loc, type.clone(grid.element), value, scale, zeroPoint,
+                                      builder.getI64IntegerAttr(paramAxis), builder.getBoolAttr(true));
+  return DequantizeOp::create(builder, loc, type, quantized, scale, zeroPoint, builder.getI64IntegerAttr(paramAxis));
+}
+
+void InsertQuantizationPass::runOnOperation() {
+  mlir::func::FuncOp func = getOperation();
+  if (func.getBody().empty())
+    return;
+  mlir::MLIRContext *context = &getContext();
+  Grid grid;
+  if (type == "int8")
+    grid = {mlir::IntegerType::get(context, 8), 127.0};
+  else if (type == "fp8")
+    grid = {mlir::Float8E4M3FNType::get(context), 448.0};
+  else {
+    mlir::emitError(func.getLoc()) << "kiln-insert-quantization: type '" << type << "' is not int8 or fp8";
+    return signalPassFailure();
+  }
+  if (calibration.empty()) {
+    mlir::emitError(func.getLoc()) << "kiln-insert-quantization needs calibration=FILE (written by kiln calibrate)";
+    return signalPassFailure();
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(calibration);
+  if (!buffer) {
+    mlir::emitError(func.getLoc()) << "kiln-insert-quantization: cannot read '" << calibration
+                                   << "': " << buffer.getError().message();
+    return signalPassFailure();
+  }
+  auto table = parseCalibrationTable((*buffer)->getBuffer());
+  if (!table) {
+    mlir::emitError(func.getLoc()) << "kiln-insert-quantization: '" << calibration
+                                   << "': " << llvm::toString(table.takeError());
+    return signalPassFailure();
+  }
+  table_ = std::move(*table);
+  method_ = table_.method;
+  if (!method.empty()) {
+    std::optional<CalibrationMethod> parsed = parseCalibrationMethod(method);
+    if (!parsed) {
+      mlir::emitError(func.getLoc()) << "kiln-insert-quantization: method '" << method
+                                     << "' is not minmax, percentile or entropy";
+      return signalPassFailure();
+    }
+    method_ = *parsed;
+  }
+
+  llvm::SmallVector<mlir::Operation *> ops;
+  func.walk([&](mlir::Operation *op) {
+    if (isQuantizableOp(op))
+      ops.push_back(op);
+  });
+  mlir::OpBuilder builder(context);
+  for (mlir::Operation *op : ops) {
+    auto keptBy = llvm::find_if(keep, [&](const std::string &target) { return matchesOpTarget(op, target); });
+    if (keptBy != keep.end()) {
+      op->emitRemark() << "not quantized: keep=" << *keptBy;
+      continue;
+    }
+    if (!llvm::all_of(op->getOperandTypes(), [](mlir::Type t) {
+          return llvm::cast<mlir::RankedTensorType>(t).getElementType().isF32();
+        })) {
+      op->emitRemark() << "not quantized: its operands are not all f32";
+      continue;
+    }
+    // Every scale first: an op is quantized whole or not at all.
+    Value input = op->getOperand(0), weight = op->getOperand(1);
+    auto inputScale = activationScale(input, grid);
+    if (!inputScale) {
+      op->emitRemark() << "not quantized: " << llvm::toString(inputScale.takeError());
+      continue;
+    }
+    int64_t axis = *weightChannelAxis(op);
+    auto constant = weight.getDefiningOp<ConstantOp>();
+    std::vector<float> weightScale;
+    if (constant) {
+      auto scales = weightScales(constant, axis, grid);
+      if (!scales) {
+        op->emitRemark() << "not quantized: its weight: " << llvm::toString(scales.takeError());
+        continue;
+      }
+      weightScale = std::move(*scales);
+    } else {
+      auto scale = activationScale(weight, grid);
+      if (!scale) {
+        op->emitRemark() << "not quantized: " << llvm::toString(scale.takeError());
+        continue;
+      }
+      weightScale = {*scale};
+    }
+    auto &dequantized = activations_[input];
+    if (!dequantized)
+      dequantized = quantizeDequantize(builder, input, {*inputScale}, 1, grid);
+    op->setOperand(0, dequantized);
+    if (constant) {
+      op->setOperand(1, quantizeDequantize(builder, weight, weightScale, axis, grid));
+    } else {
+      auto &other = activations_[weight];
+      if (!other)
+        other = quantizeDequantize(builder, weight, weightScale, 1, grid);
+      op->setOperand(1, other);
+    }
+  }
+}
+
+} // namespace
+
+} // namespace kiln

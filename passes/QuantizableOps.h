@@ -1,0 +1,29 @@
+//===- QuantizableOps.h - which ops 8-bit quantization covers --*- C++ -*-===//
+//
+// The ops whose inputs 8-bit quantization converts (conv, conv_transpose, matmul, gemm) and
+// the axis of their weight (operand 1) along which output channels lie, for per-channel
+// weight scales: `kiln calibrate` measures along it and kiln-insert-quantization scales
+// along it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PASSES_QUANTIZABLEOPS_H
+#define KILN_PASSES_QUANTIZABLEOPS_H
+
+#include "mlir/IR/Operation.h"
+
+#include <optional>
+
+namespace kiln {
+
+/// Whether `op` is a conv, conv_transpose, matmul or gemm.
+bool isQuantizableOp(mlir::Operation *op);
+
+/// The output-channel axis of operand 1 of a quantizable op: 0 for a conv's O x I/g x kH x kW
+/// weight, 1 for a conv_transpose's I x O/g x kH x kW (each entry covers that channel of every
+/// group), the last axis of a matmul's [..., K, N] right operand, 0 or 1 for a gemm's B as
+/// trans_b says. std::nullopt for other ops.
+std::optional<int64_t> weightChannelAxis(mlir::Operation *op);
+
+} // namespace kiln
+
+#endif // KILN_PASSES_QUANTIZABLEOPS_H

@@ -1,0 +1,59 @@
+// kiln-insert-quantization: Q/DQ pairs on the inputs of convs and matmuls from a calibration
+// file; activation scales per tensor (threshold / 127, or / 448 in fp8), constant weights per
+// output channel (max |w| / 127), one pair per value, ops kept or without a range untouched.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %python -c "import json; act = lambda n, t: {'name': n, 'count': 1, 'non_finite': 0, 'min': -t, 'max': t, 'thresholds': {'minmax': t, 'percentile': t / 2, 'entropy': t / 4}}; json.dump({'format': 'kiln-calibration-1', 'model': 'm.onnx', 'compiler': 'test', 'samples': 1, 'method': 'minmax', 'percentile': 99.99, 'activations': [act('x', 2.54), act('c', 1.27), act('k', 12.7)], 'weights': []}, open('%t/calib.json', 'w'))"
+// RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json" 2>&1 | FileCheck %s
+// RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json method=percentile type=fp8 keep=MatMul" 2>&1 | FileCheck %s --check-prefix=FP8
+// RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json" --kiln-fold-constants -o %t/q.mlir
+// RUN: kiln eval %t/q.mlir --output-dir %t/out > /dev/null
+
+// CHECK-DAG: remark: not quantized: input 'r' has no calibrated range
+// CHECK-LABEL: func.func @main
+// Both matmul operands are activations, per tensor: k at 12.7 / 127 (a graph input: its
+// pair comes first), c at 1.27 / 127.
+// CHECK: kiln.constant dense<1.000000e-01> : tensor<f32>
+// CHECK: %[[KD:.*]] = kiln.dequantize
+// CHECK: %[[XS:.*]] = kiln.constant dense<2.000000e-02> : tensor<f32>
+// CHECK: %[[XZ:.*]] = kiln.constant dense<0> : tensor<i8>
+// CHECK: %[[XQ:.*]] = kiln.quantize %arg0, %[[XS]], %[[XZ]] : (tensor<1x2x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8>
+// CHECK: %[[XD:.*]] = kiln.dequantize %[[XQ]], %[[XS]], %[[XZ]]
+// CHECK: %[[WS:.*]] = kiln.constant dense<[0.00999999977, 2.000000e-03]> : tensor<2xf32>
+// CHECK: %[[WQ:.*]] = kiln.quantize %{{.*}}, %[[WS]], %{{.*}} {axis = 0 : i64} : (tensor<2x2x1x1xf32>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x2x1x1xi8>
+// The second conv reads x too: the same pair.
+// CHECK: kiln.conv %[[XD]]
+// CHECK: kiln.conv %[[XD]]
+// CHECK: kiln.constant dense<0.00999999977> : tensor<f32>
+// CHECK: %[[CD:.*]] = kiln.dequantize
+// CHECK: kiln.matmul %[[CD]], %[[KD]]
+// The second matmul's input has no range: it stays as it was.
+// CHECK: kiln.matmul %{{.*}}, %arg1
+
+// fp8, percentile: x at 1.27 / 448; the matmuls kept.
+// FP8: remark: not quantized: keep=MatMul
+// FP8: kiln.constant dense<0.00283482135> : tensor<f32>
+// FP8: kiln.quantize %arg0, {{.*}} -> tensor<1x2x2x2xf8E4M3FN>
+
+func.func @main(%x: tensor<1x2x2x2xf32> {kiln.name = "x"}, %k: tensor<2x2xf32> {kiln.name = "k"}) -> (tensor<1x2x2x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) {
+  %w = kiln.constant dense<[[[[1.27]], [[-0.5]]], [[[0.1]], [[-0.254]]]]> : tensor<2x2x1x1xf32>
+  %c = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32> loc(fused<"Conv">["conv1"("m.onnx":1:0)])
+  %c2 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32> loc(fused<"Conv">["conv2"("m.onnx":2:0)])
+  %s = kiln.reshape %c2 {kiln.onnx_values = ["c"]} : tensor<1x2x2x2xf32> to tensor<4x2xf32> loc(fused<"Reshape">["flat"("m.onnx":3:0)])
+  %m = kiln.matmul %s, %k : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32> loc(fused<"MatMul">["mm"("m.onnx":4:0)])
+  %r = kiln.relu %m {kiln.onnx_values = ["r"]} : tensor<4x2xf32> loc(fused<"Relu">["relu"("m.onnx":5:0)])
+  %m2 = kiln.matmul %r, %k : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32> loc(fused<"MatMul">["mm2"("m.onnx":6:0)])
+  return %c, %m, %m2 : tensor<1x2x2x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
+}
+
+// Bad options fail with the fix in the message.
+// RUN: not kiln-opt %s --kiln-insert-quantization 2>&1 | FileCheck %s --check-prefix=NO-FILE
+// RUN: not kiln-opt %s --kiln-insert-quantization="calibration=%t/missing.json" 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json type=int4" 2>&1 | FileCheck %s --check-prefix=TYPE
+// RUN: not kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json method=mean" 2>&1 | FileCheck %s --check-prefix=METHOD
+// RUN: echo '{"format": "other"}' > %t/other.json
+// RUN: not kiln-opt %s --kiln-insert-quantization="calibration=%t/other.json" 2>&1 | FileCheck %s --check-prefix=FORMAT
+// NO-FILE: kiln-insert-quantization needs calibration=FILE (written by kiln calibrate)
+// MISSING: kiln-insert-quantization: cannot read '{{.*}}missing.json'
+// TYPE: type 'int4' is not int8 or fp8
+// METHOD: method 'mean' is not minmax, percentile or entropy
+// FORMAT: not a Kiln calibration file
