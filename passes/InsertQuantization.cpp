@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
@@ -172,9 +173,11 @@ void InsertQuantizationPass::runOnOperation() {
       ops.push_back(op);
   });
   mlir::OpBuilder builder(context);
+  llvm::StringSet<> matched;
   for (mlir::Operation *op : ops) {
     auto keptBy = llvm::find_if(keep, [&](const std::string &target) { return matchesOpTarget(op, target); });
     if (keptBy != keep.end()) {
+      matched.insert(*keptBy);
       op->emitRemark() << "not quantized: keep=" << *keptBy;
       continue;
     }
@@ -222,6 +225,13 @@ void InsertQuantizationPass::runOnOperation() {
       op->setOperand(1, other);
     }
   }
+  // A name that matches nothing is a typo or a module without its ONNX node names (locations).
+  for (const std::string &target : keep)
+    if (!matched.contains(target))
+      mlir::emitWarning(func.getLoc()) << "kiln-insert-quantization: keep '" << target
+                                       << "' matches no conv, conv_transpose, matmul or gemm by ONNX node name, "
+                                          "ONNX op type or kiln op name (a module printed by `kiln import` keeps "
+                                          "node names only with --locations)";
 }
 
 } // namespace

@@ -89,6 +89,11 @@ public:
                             "what `kiln eval --dump` names values by) in the MLIR written; off by\n"
                             "default, as they repeat the ONNX graph on every op"),
                    cl::sub(sub), cl::cat(categories.output)),
+        locations("locations",
+                  cl::desc("Print each op's location: the ONNX node it comes from (what --keep-fp32,\n"
+                           "--force-precision and kiln-opt's keep= options match node names by); off\n"
+                           "by default"),
+                  cl::sub(sub), cl::cat(categories.output)),
         quiet("quiet", cl::desc("Print neither the summary nor the passes' remarks"), cl::sub(sub),
               cl::cat(categories.output)) {}
 
@@ -119,7 +124,7 @@ public:
     if (!valueNames)
       (*module)->walk([](mlir::Operation *op) { clearOnnxValueNames(op); });
     mlir::OpPrintingFlags flags;
-    flags.enableDebugInfo(/*enable=*/false);
+    flags.enableDebugInfo(/*enable=*/locations);
     (*module)->print(os, flags);
     os.flush();
     if (!quiet)
@@ -132,6 +137,7 @@ private:
   PipelineFlags pipeline;
   cl::opt<std::string> output;
   cl::opt<bool> valueNames;
+  cl::opt<bool> locations;
   cl::opt<bool> quiet;
 };
 

@@ -1,7 +1,8 @@
 // kiln-insert-quantization: Q/DQ pairs on the inputs of convs and matmuls from a calibration
 // file; activation scales per tensor (threshold / 127, or / 448 in fp8), constant weights per
 // output channel (max |w| / 127), one pair per value, ops kept or without a range untouched.
-// RUN: rm -rf %t && mkdir -p %t
+// RUN: rm -rf %t && mkdir -p %t/in
+// RUN: %python -c "import numpy as np; np.save('%t/in/image.npy', np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32))"
 // RUN: %python -c "import json; act = lambda n, t: {'name': n, 'count': 1, 'non_finite': 0, 'min': -t, 'max': t, 'thresholds': {'minmax': t, 'percentile': t / 2, 'entropy': t / 4}}; json.dump({'format': 'kiln-calibration-1', 'model': 'm.onnx', 'compiler': 'test', 'samples': 1, 'method': 'minmax', 'percentile': 99.99, 'activations': [act('x', 2.54), act('c', 1.27), act('k', 12.7)], 'weights': []}, open('%t/calib.json', 'w'))"
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json" 2>&1 | FileCheck %s
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json method=percentile type=fp8 keep=MatMul" 2>&1 | FileCheck %s --check-prefix=FP8
@@ -44,6 +45,17 @@ func.func @main(%x: tensor<1x2x2x2xf32> {kiln.name = "x"}, %k: tensor<2x2xf32> {
   %m2 = kiln.matmul %r, %k : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32> loc(fused<"MatMul">["mm2"("m.onnx":6:0)])
   return %c, %m, %m2 : tensor<1x2x2x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
 }
+
+// A keep target that matches nothing is a warning (a typo, or node names not in the module).
+// RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json keep=conv9" 2>&1 | FileCheck %s --check-prefix=UNMATCHED
+// UNMATCHED: warning: kiln-insert-quantization: keep 'conv9' matches no conv, conv_transpose, matmul or gemm
+// Node names come from locations: `kiln import --locations` prints them, and they read back.
+// RUN: kiln import %S/../../../examples/tiny_cnn.onnx --shape image=1x3x32x32 --locations --onnx-value-names --quiet -o %t/tiny.mlir
+// RUN: kiln calibrate %S/../../../examples/tiny_cnn.onnx --shape image=1x3x32x32 --calibration %t/in -o %t/tiny.json --quiet
+// RUN: kiln-opt %t/tiny.mlir --kiln-insert-quantization="calibration=%t/tiny.json keep=conv2,Gemm" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TINY
+// TINY: remark: not quantized: keep=conv2
+// TINY: remark: not quantized: keep=Gemm
+// TINY-NOT: warning
 
 // Bad options fail with the fix in the message.
 // RUN: not kiln-opt %s --kiln-insert-quantization 2>&1 | FileCheck %s --check-prefix=NO-FILE

@@ -41,6 +41,7 @@
 // IMPORT: USAGE: kiln import [options] <model.onnx|model.mlir>
 // IMPORT-DAG: -o <file> {{.*}}Write the MLIR here
 // IMPORT-DAG: --onnx-value-names {{.*}}Keep the kiln.onnx_values attributes
+// IMPORT-DAG: --locations {{.*}}Print each op's location: the ONNX node it comes from
 
 // EVAL: OVERVIEW: Runs the optimization pipeline of `kiln compile` with the same options
 // EVAL-DAG: --input=<name=file.npy> {{.*}}Value of an input (repeatable)
