@@ -37,8 +37,12 @@ struct Grid {
   double largest;
 };
 
-/// The ONNX value `value` is: an op result's name, or a graph input's `kiln.name`.
+/// The ONNX value whose range `value` has: an op result's name, or a graph input's
+/// `kiln.name`, looking back through unnamed reshapes and transposes (which passes insert and
+/// which move values without changing them).
 std::string valueName(Value value) {
+  while (onnxValueName(value).empty() && mlir::isa_and_nonnull<ReshapeOp, TransposeOp>(value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
   if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(value)) {
     auto func = llvm::dyn_cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp());
     if (auto name = func ? func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "kiln.name") : nullptr)

@@ -80,7 +80,8 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
     1), so it computes on values of the 8-bit grid; its bias and result stay f32. Activations
     are per-tensor and symmetric, scale = threshold / 127 (int8) or / 448 (fp8, E4M3), the
     threshold read for the value's ONNX name from the `kiln calibrate` file (`method`, or the
-    file's); one pair serves every user of a value. A constant weight gets symmetric
+    file's), looking back through unnamed reshapes and transposes; one pair serves every user
+    of a value. A constant weight gets symmetric
     per-output-channel scales, max |w| / 127 (or / 448), computed from the constant; a weight
     computed at run time (attention's K) is an activation. An op named in `keep` (ONNX node
     name, ONNX op type or kiln op name), or whose input has no calibrated range, stays as it

@@ -5,6 +5,7 @@
 // RUN: %python -c "import numpy as np; np.save('%t/in/image.npy', np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32))"
 // RUN: %python -c "import json; act = lambda n, t: {'name': n, 'count': 1, 'non_finite': 0, 'min': -t, 'max': t, 'thresholds': {'minmax': t, 'percentile': t / 2, 'entropy': t / 4}}; json.dump({'format': 'kiln-calibration-1', 'model': 'm.onnx', 'compiler': 'test', 'samples': 1, 'method': 'minmax', 'percentile': 99.99, 'activations': [act('x', 2.54), act('c', 1.27), act('k', 12.7)], 'weights': []}, open('%t/calib.json', 'w'))"
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json" 2>&1 | FileCheck %s
+// RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json" 2>&1 | FileCheck %s --check-prefix=RESHAPE
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json method=percentile type=fp8 keep=MatMul" 2>&1 | FileCheck %s --check-prefix=FP8
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json" --kiln-fold-constants -o %t/q.mlir
 // RUN: kiln eval %t/q.mlir --output-dir %t/out > /dev/null
@@ -30,12 +31,18 @@
 // The second matmul's input has no range: it stays as it was.
 // CHECK: kiln.matmul %{{.*}}, %arg1
 
+// An unnamed reshape (passes insert them) has the range of the value it reshapes: x's.
+// RESHAPE: %[[R:.*]] = kiln.reshape %arg0 : tensor<1x2x2x2xf32> to tensor<4x2xf32>
+// RESHAPE-NEXT: kiln.constant dense<2.000000e-02> : tensor<f32>
+// RESHAPE-NEXT: kiln.constant dense<0> : tensor<i8>
+// RESHAPE-NEXT: kiln.quantize %[[R]]
+
 // fp8, percentile: x at 1.27 / 448; the matmuls kept.
 // FP8: remark: not quantized: keep=MatMul
 // FP8: kiln.constant dense<0.00283482135> : tensor<f32>
 // FP8: kiln.quantize %arg0, {{.*}} -> tensor<1x2x2x2xf8E4M3FN>
 
-func.func @main(%x: tensor<1x2x2x2xf32> {kiln.name = "x"}, %k: tensor<2x2xf32> {kiln.name = "k"}) -> (tensor<1x2x2x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) {
+func.func @main(%x: tensor<1x2x2x2xf32> {kiln.name = "x"}, %k: tensor<2x2xf32> {kiln.name = "k"}) -> (tensor<1x2x2x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) {
   %w = kiln.constant dense<[[[[1.27]], [[-0.5]]], [[[0.1]], [[-0.254]]]]> : tensor<2x2x1x1xf32>
   %c = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32> loc(fused<"Conv">["conv1"("m.onnx":1:0)])
   %c2 = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32> loc(fused<"Conv">["conv2"("m.onnx":2:0)])
@@ -43,7 +50,9 @@ func.func @main(%x: tensor<1x2x2x2xf32> {kiln.name = "x"}, %k: tensor<2x2xf32> {
   %m = kiln.matmul %s, %k : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32> loc(fused<"MatMul">["mm"("m.onnx":4:0)])
   %r = kiln.relu %m {kiln.onnx_values = ["r"]} : tensor<4x2xf32> loc(fused<"Relu">["relu"("m.onnx":5:0)])
   %m2 = kiln.matmul %r, %k : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32> loc(fused<"MatMul">["mm2"("m.onnx":6:0)])
-  return %c, %m, %m2 : tensor<1x2x2x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
+  %xr = kiln.reshape %x : tensor<1x2x2x2xf32> to tensor<4x2xf32>
+  %m3 = kiln.matmul %xr, %k : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32> loc(fused<"MatMul">["mm3"("m.onnx":7:0)])
+  return %c, %m, %m2, %m3 : tensor<1x2x2x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
 }
 
 // A keep target that matches nothing is a warning (a typo, or node names not in the module).
