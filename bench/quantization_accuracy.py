@@ -25,7 +25,7 @@ import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kiln_models as km  # noqa: E402
-from precision_report import similar_feeds  # noqa: E402
+from precision_report import input_args, similar_feeds  # noqa: E402
 
 BARS = {"int8": 0.99, "fp8": 0.995}
 METHODS = ("minmax", "percentile", "entropy")
@@ -38,16 +38,6 @@ def run(args, timeout=3600):
         raise RuntimeError(f"{os.path.basename(str(args[0]))} {args[1]} (exit {done.returncode}): "
                            f"{km.error_tail(done.stderr)}")
     return time.time() - start
-
-
-def save_feeds(feeds, directory):
-    os.makedirs(directory, exist_ok=True)
-    args = []
-    for name, value in feeds.items():
-        path = os.path.join(directory, km.sanitize(name) + ".npy")
-        np.save(path, value)
-        args += ["--input", f"{name}={path}"]
-    return args
 
 
 def evaluate(opts, module, args, out_dir, names):
@@ -65,8 +55,8 @@ def measure(opts, name):
         km.export_onnx(model, inputs, input_names, onnx_path)
     feeds = dict(zip(input_names, [t.numpy() for t in inputs]))
     for k in range(opts.calibration):
-        save_feeds(similar_feeds(feeds, 1000 + k), os.path.join(work, "calibration", f"{k:03d}"))
-    held_out = save_feeds(similar_feeds(feeds, 7), os.path.join(work, "held-out"))
+        input_args(similar_feeds(feeds, 1000 + k), os.path.join(work, "calibration", f"{k:03d}"))
+    held_out = input_args(similar_feeds(feeds, 7), os.path.join(work, "held-out"))
     kiln, opt = os.path.join(opts.kiln_dir, "kiln"), os.path.join(opts.kiln_dir, "kiln-opt")
     calib = os.path.join(work, "calib.json")
     result = {"calibration_inputs": opts.calibration,
