@@ -7,7 +7,6 @@
 
 #include "passes/Passes.h"
 
-#include "ir/Interpreter/Tensor.h"
 #include "ir/KilnOps.h"
 #include "ir/Provenance.h"
 #include "passes/CalibrationTable.h"
@@ -69,7 +68,6 @@ private:
 
   CalibrationTable table_;
   CalibrationMethod method_ = CalibrationMethod::Entropy;
-  llvm::DenseMap<Value, Value> activations_; // value -> its dequantized form
 };
 
 llvm::Expected<float> InsertQuantizationPass::activationScale(Value value, const Grid &grid) const {
@@ -77,8 +75,8 @@ llvm::Expected<float> InsertQuantizationPass::activationScale(Value value, const
   const ActivationRange *range = name.empty() ? nullptr : table_.activation(name);
   if (!range)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   name.empty() ? "an input that names no ONNX value has no calibrated range (kiln.onnx_values; "
-                                                               "`kiln import --onnx-value-names` keeps them)"
+                                   name.empty() ? "an input that names no ONNX value has no calibrated range "
+                                                  "(kiln.onnx_values; `kiln import --onnx-value-names` keeps them)"
                                                 : "input '" + name + "' has no calibrated range");
   double threshold = range->threshold(method_);
   if (!(threshold > 0) || !std::isfinite(threshold))
@@ -89,17 +87,11 @@ llvm::Expected<float> InsertQuantizationPass::activationScale(Value value, const
 
 llvm::Expected<std::vector<float>> InsertQuantizationPass::weightScales(ConstantOp weight, int64_t axis,
                                                                         const Grid &grid) const {
-  auto tensor = interp::fromAttr(llvm::cast<mlir::ElementsAttr>(weight.getValue()));
-  if (!tensor)
-    return tensor.takeError();
-  int64_t channels = tensor->shape[axis], inner = 1;
-  for (size_t d = axis + 1; d < tensor->shape.size(); ++d)
-    inner *= tensor->shape[d];
-  std::vector<double> absMax(channels, 0.0);
-  for (int64_t k = 0; k < tensor->size(); ++k)
-    absMax[(k / inner) % channels] = std::max(absMax[(k / inner) % channels], std::fabs(tensor->f[k]));
+  auto absMax = channelAbsMax(weight, axis);
+  if (!absMax)
+    return absMax.takeError();
   std::vector<float> scales;
-  for (double m : absMax) // an all-zero channel quantizes to zeros whatever its scale
+  for (double m : *absMax) // an all-zero channel quantizes to zeros whatever its scale
     scales.push_back(m > 0 ? (float)(m / grid.largest) : 1.0f);
   return scales;
 }
@@ -177,6 +169,7 @@ void InsertQuantizationPass::runOnOperation() {
       ops.push_back(op);
   });
   mlir::OpBuilder builder(context);
+  llvm::DenseMap<Value, Value> dequantizedForm; // one pair per activation, whatever its users
   llvm::StringSet<> matched;
   for (mlir::Operation *op : ops) {
     auto keptBy = llvm::find_if(keep, [&](const std::string &target) { return matchesOpTarget(op, target); });
@@ -216,14 +209,14 @@ void InsertQuantizationPass::runOnOperation() {
       }
       weightScale = {*scale};
     }
-    auto &dequantized = activations_[input];
+    auto &dequantized = dequantizedForm[input];
     if (!dequantized)
       dequantized = quantizeDequantize(builder, input, {*inputScale}, 1, grid);
     op->setOperand(0, dequantized);
     if (constant) {
       op->setOperand(1, quantizeDequantize(builder, weight, weightScale, axis, grid));
     } else {
-      auto &other = activations_[weight];
+      auto &other = dequantizedForm[weight];
       if (!other)
         other = quantizeDequantize(builder, weight, weightScale, 1, grid);
       op->setOperand(1, other);

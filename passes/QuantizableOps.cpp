@@ -2,9 +2,11 @@
 
 #include "passes/QuantizableOps.h"
 
-#include "ir/KilnOps.h"
+#include "ir/Interpreter/Tensor.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+
+#include <cmath>
 
 namespace kiln {
 
@@ -20,6 +22,21 @@ std::optional<int64_t> weightChannelAxis(mlir::Operation *op) {
   if (mlir::isa<MatMulOp>(op))
     return llvm::cast<mlir::RankedTensorType>(op->getOperand(1).getType()).getRank() - 1;
   return std::nullopt;
+}
+
+llvm::Expected<std::vector<double>> channelAbsMax(ConstantOp weight, int64_t axis) {
+  auto tensor = interp::fromAttr(llvm::cast<mlir::ElementsAttr>(weight.getValue()));
+  if (!tensor)
+    return tensor.takeError();
+  int64_t channels = tensor->shape[axis], inner = 1;
+  for (size_t d = axis + 1; d < tensor->shape.size(); ++d)
+    inner *= tensor->shape[d];
+  std::vector<double> absMax(channels, 0.0);
+  for (int64_t k = 0; k < tensor->size(); ++k) {
+    double &m = absMax[(k / inner) % channels];
+    m = std::max(m, std::fabs(tensor->f[k]));
+  }
+  return absMax;
 }
 
 } // namespace kiln

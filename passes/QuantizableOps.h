@@ -9,9 +9,13 @@
 #ifndef KILN_PASSES_QUANTIZABLEOPS_H
 #define KILN_PASSES_QUANTIZABLEOPS_H
 
+#include "ir/KilnOps.h"
+
 #include "mlir/IR/Operation.h"
+#include "llvm/Support/Error.h"
 
 #include <optional>
+#include <vector>
 
 namespace kiln {
 
@@ -23,6 +27,9 @@ bool isQuantizableOp(mlir::Operation *op);
 /// group), the last axis of a matmul's [..., K, N] right operand, 0 or 1 for a gemm's B as
 /// trans_b says. std::nullopt for other ops.
 std::optional<int64_t> weightChannelAxis(mlir::Operation *op);
+
+/// The largest |w| of each index of `axis` of a float constant (a weight's output channels).
+llvm::Expected<std::vector<double>> channelAbsMax(ConstantOp weight, int64_t axis);
 
 } // namespace kiln
 

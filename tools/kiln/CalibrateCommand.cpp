@@ -33,7 +33,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <mutex>
 #include <thread>
 
@@ -107,20 +106,13 @@ llvm::Expected<std::vector<WeightRange>> weightRanges(mlir::func::FuncOp func) {
     if (!weight)
       return mlir::WalkResult::advance();
     auto [axis, constant] = *weight;
-    auto tensor = interp::fromAttr(llvm::cast<mlir::ElementsAttr>(constant.getValue()));
-    if (!tensor) {
+    auto absMax = channelAbsMax(constant, axis);
+    if (!absMax) {
       failed = llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "the weight of " + describeNode(op) + ": " + llvm::toString(tensor.takeError()));
+                                       "the weight of " + describeNode(op) + ": " + llvm::toString(absMax.takeError()));
       return mlir::WalkResult::interrupt();
     }
-    int64_t channels = tensor->shape[axis], inner = 1;
-    for (size_t d = axis + 1; d < tensor->shape.size(); ++d)
-      inner *= tensor->shape[d];
-    WeightRange range{nodeName(op), op->getName().getStringRef().str(), axis, std::vector<double>(channels, 0.0)};
-    for (int64_t k = 0; k < tensor->size(); ++k) {
-      double &m = range.absMax[(k / inner) % channels];
-      m = std::max(m, std::fabs(tensor->f[k]));
-    }
+    WeightRange range{nodeName(op), op->getName().getStringRef().str(), axis, std::move(*absMax)};
     out.push_back(std::move(range));
     return mlir::WalkResult::advance();
   });
