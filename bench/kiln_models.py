@@ -18,7 +18,9 @@ import numpy as np
 # minimum cosine similarity or None). Relative error is max |kiln - ref| / max |ref|, per output,
 # worst over outputs. Half precisions also need the output's direction kept (cosine), since a
 # max-based figure can hide a wholesale drift of small values.
-BOUNDS = {"fp32": (1e-3, None), "tf32": (1e-2, None), "bf16": (3e-2, 0.999), "fp16": (1e-2, 0.999)}
+BOUNDS = {"fp32": (1e-3, None), "tf32": (1e-2, None), "bf16": (3e-2, 0.999), "fp16": (1e-2, 0.999),
+          # 8-bit plans are judged by cosine alone (the quantization issue's bound)
+          "fp8": (float("inf"), 0.995)}
 
 # Classifiers whose native resolution is not 224: they run at theirs (Kiln compiles static
 # shapes, so a different size is just another plan).
@@ -32,7 +34,8 @@ def log(*parts):
 def torch_dtype(precision):
     """The torch dtype of a model's weights and float inputs at a Kiln precision."""
     import torch
-    return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision, torch.float32)
+    # fp8 plans are measured against torch.compile bf16 (the anchor 8-bit plans must beat)
+    return {"bf16": torch.bfloat16, "fp16": torch.float16, "fp8": torch.bfloat16}.get(precision, torch.float32)
 
 
 def randomize_degenerate_parameters(model, seed=0):
@@ -288,6 +291,21 @@ def save_inputs(feeds, directory, prefix):
     return args
 
 
+def write_calibration_inputs(feeds, directory, count=4, seed=1):
+    """`count` calibration inputs unlike `feeds` (one input: name -> array) into
+    directory/<i>/<name>.npy, as kiln calibrate and --precision auto read them: floats redrawn
+    with the feed's mean and spread, integers (token ids, masks) permuted."""
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        os.makedirs(os.path.join(directory, str(i)), exist_ok=True)
+        for name, value in feeds.items():
+            if np.issubdtype(value.dtype, np.floating):
+                x = rng.standard_normal(value.shape) * (value.std() or 1.0) + value.mean()
+            else:
+                x = rng.permutation(value.reshape(-1)).reshape(value.shape)
+            np.save(os.path.join(directory, str(i), sanitize(name) + ".npy"), x.astype(value.dtype))
+
+
 def sanitize(name):
     """A tensor name as kiln writes its .npy file name (runtime npyFileName)."""
     return "".join(c if c.isalnum() or c in "_-." else "_" for c in name)
@@ -322,16 +340,18 @@ class ParallelCompile:
     (compiling must not need one). start() returns at once, so the caller can compute the
     onnxruntime reference meanwhile; wait() gives {precision: (error or None, seconds)}."""
 
-    def __init__(self, kiln, onnx_path, plans, timeout, extra_args=()):
+    def __init__(self, kiln, onnx_path, plans, timeout, extra_args=(), precision_args=None):
         self.kiln, self.onnx_path, self.plans, self.timeout = kiln, onnx_path, plans, timeout
         self.extra_args = list(extra_args)  # more `kiln compile` options, e.g. --layout nhwc
+        self.precision_args = precision_args or {}  # per precision, e.g. fp8's --calibration
         self.pool, self.futures = None, {}
 
     def start(self):
         from concurrent.futures import ThreadPoolExecutor
         self.pool = ThreadPoolExecutor(max_workers=max(1, len(self.plans)))
         for precision, plan in self.plans.items():
-            args = ["compile", self.onnx_path, "-o", plan, "--precision", precision, "--quiet"] + self.extra_args
+            args = (["compile", self.onnx_path, "-o", plan, "--precision", precision, "--quiet"] + self.extra_args +
+                    list(self.precision_args.get(precision, [])))
             self.futures[precision] = self.pool.submit(run_kiln, self.kiln, args, self.timeout, True)
         return self
 

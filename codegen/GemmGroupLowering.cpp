@@ -13,6 +13,7 @@
 #include "codegen/OpDescription.h"
 #include "codegen/PlanBuilderImpl.h"
 
+#include "ir/Interpreter/Tensor.h"
 #include "ir/KilnOps.h"
 
 namespace kiln::codegen {
@@ -25,6 +26,25 @@ llvm::Expected<unsigned> groupInputOf(FusionGroupOp group, mlir::Value value) {
       return argument.getArgNumber();
   return opError(group, "internal: a " + group.getKind() +
                             " group's library call or epilogue reads a value computed inside the group");
+}
+
+/// The value of the one-element constant a group input `value` (or its widening cast) is.
+llvm::Expected<double> groupConstantScalar(FusionGroupOp group, mlir::Value value) {
+  auto index = groupInputOf(group, value);
+  if (!index)
+    return index.takeError();
+  auto wrong = [&] {
+    return opError(group, "an 8-bit GEMM's scale must be one constant (per tensor); recompile with per-tensor scales");
+  };
+  auto constant = group.getInputs()[*index].getDefiningOp<ConstantOp>();
+  if (!constant)
+    return wrong();
+  auto values = interp::fromAttr(constant.getValue());
+  if (!values)
+    return values.takeError();
+  if (!values->isFloat() || values->size() != 1)
+    return wrong();
+  return values->f.front();
 }
 
 llvm::Error PlanBuilderImpl::lowerGemmGroup(mlir::Operation *operation) {
@@ -50,10 +70,34 @@ llvm::Error PlanBuilderImpl::lowerGemmGroup(mlir::Operation *operation) {
       return buffer.takeError();
     return std::make_pair(*buffer, *desc);
   };
-  auto a = inputBuffer(matmul.getLhs());
+  // An 8-bit GEMM (kiln-fold-quantization's form): the operands are the dequantized group
+  // inputs, the weight stored [N, K] and transposed back; the scales multiply into alpha.
+  float alpha = 1.0f;
+  bool transB = false;
+  auto operandOf = [&](mlir::Value value) -> llvm::Expected<mlir::Value> {
+    if (auto transpose = value.getDefiningOp<TransposeOp>()) {
+      transB = true; // the verifier admits only perm [1, 0] of a dequantized weight
+      value = transpose.getInput();
+    }
+    auto dequantize = value.getDefiningOp<DequantizeOp>();
+    if (!dequantize)
+      return value;
+    auto scale = groupConstantScalar(group, dequantize.getScale());
+    if (!scale)
+      return scale.takeError();
+    alpha *= static_cast<float>(*scale);
+    return dequantize.getInput();
+  };
+  auto lhs = operandOf(matmul.getLhs());
+  if (!lhs)
+    return lhs.takeError();
+  auto rhs = operandOf(matmul.getRhs());
+  if (!rhs)
+    return rhs.takeError();
+  auto a = inputBuffer(*lhs);
   if (!a)
     return a.takeError();
-  auto b = inputBuffer(matmul.getRhs());
+  auto b = inputBuffer(*rhs);
   if (!b)
     return b.takeError();
   const TensorDesc &aDesc = a->second, &bDesc = b->second;
@@ -63,7 +107,9 @@ llvm::Error PlanBuilderImpl::lowerGemmGroup(mlir::Operation *operation) {
   plan::GemmStep step;
   step.math = mathFor(matmul);
   step.k = aDesc.shape.back();
-  step.n = bDesc.shape.back();
+  step.n = transB ? bDesc.shape.front() : bDesc.shape.back();
+  step.transB = transB;
+  step.alpha = alpha;
   step.m = 1;
   for (size_t d = 0; d + 1 < aDesc.shape.size(); ++d)
     step.m *= aDesc.shape[d]; // batch rows are contiguous: one (batch x M) x K x N product

@@ -38,10 +38,13 @@ bool isLibraryFloat(DType type) { return type == DType::F32 || type == DType::F1
 /// result A's type or f32, a C operand the result's. nullopt when they fit, else why not.
 std::optional<std::string> gemmTypeProblem(DType a, DType b, DType result, std::optional<DType> c) {
   auto name = [](DType t) { return std::string(plan::dtypeName(t)); };
-  if (!isLibraryFloat(a) || b != a)
-    return "GPU matrix products take f32, f16 or bf16 operands of one type (cuBLASLt), not " + name(a) + " and " +
-           name(b);
-  if (result != a && result != DType::F32)
+  bool fp8 = a == DType::F8E4M3FN && b == a;
+  if (!fp8 && (!isLibraryFloat(a) || b != a))
+    return "GPU matrix products take f32, f16, bf16 or f8e4m3fn operands of one type (cuBLASLt), not " + name(a) +
+           " and " + name(b);
+  if (fp8 && !isLibraryFloat(result))
+    return "an FP8 matrix product gives f32, f16 or bf16, not " + name(result);
+  if (!fp8 && result != a && result != DType::F32)
     return "a GPU matrix product of " + name(a) + " operands gives " + name(a) + " or f32, not " + name(result);
   if (c && *c != result)
     return "the C operand (" + name(*c) + ") must have the result's type (" + name(result) + ")";

@@ -17,6 +17,15 @@ namespace kiln {
 
 bool isElementwiseMap(Operation *op) { return op->hasTrait<OpTrait::ElementwiseMap>(); }
 
+bool isGroupElementwise(Operation *op) {
+  if (isElementwiseMap(op))
+    return true;
+  if (!llvm::isa<QuantizeOp, DequantizeOp>(op))
+    return false;
+  auto oneElement = [](Value v) { return llvm::cast<RankedTensorType>(v.getType()).getNumElements() == 1; };
+  return oneElement(op->getOperand(1)) && oneElement(op->getOperand(2));
+}
+
 namespace {
 
 std::string shapeText(llvm::ArrayRef<int64_t> shape) {
@@ -27,11 +36,23 @@ std::string shapeText(llvm::ArrayRef<int64_t> shape) {
 }
 
 /// A gemm group: one matmul of a 2-d right operand, then only what a cuBLASLt epilogue does
-/// (bias row and residual adds, one ReLU or tanh GELU) and casts.
+/// (bias row and residual adds, one ReLU or tanh GELU) and casts. Before the matmul, an 8-bit
+/// GEMM's operands: kiln.dequantize of a group input, the weight's then transposed [1, 0]
+/// (stored [N, K], as cuBLASLt's FP8 kernels take it).
 LogicalResult verifyGemmBody(FusionGroupOp group) {
   Block &block = group.getBody().front();
   Operation *matmul = nullptr;
   for (Operation &op : block.without_terminator()) {
+    if (auto dq = llvm::dyn_cast<DequantizeOp>(op); dq && !matmul) {
+      if (!llvm::isa<BlockArgument>(dq.getInput()))
+        return op.emitOpError() << "in a gemm fusion group must dequantize a group input";
+      continue;
+    }
+    if (auto t = llvm::dyn_cast<TransposeOp>(op); t && !matmul) {
+      if (t.getPerm() != llvm::ArrayRef<int64_t>{1, 0} || !t.getInput().getDefiningOp<DequantizeOp>())
+        return op.emitOpError() << "in a gemm fusion group must transpose a dequantized 2-d weight, perm [1, 0]";
+      continue;
+    }
     if (auto product = llvm::dyn_cast<MatMulOp>(op)) {
       if (matmul)
         return op.emitOpError() << "is the second matmul of a gemm fusion group; a group has one";
@@ -118,9 +139,9 @@ LogicalResult FusionGroupOp::verify() {
     return verifyConvBody(*this);
   auto resultShape = llvm::cast<RankedTensorType>(getResult(0).getType()).getShape();
   for (Operation &op : block.without_terminator()) {
-    if (!isElementwiseMap(&op))
+    if (!isGroupElementwise(&op))
       return op.emitOpError() << "cannot be in an elementwise fusion group: only ops computed element by "
-                                 "element (the ElementwiseMap trait) can";
+                                 "element (the ElementwiseMap trait, per-tensor quantize/dequantize) can";
     for (Value result : op.getResults()) {
       auto shape = llvm::cast<RankedTensorType>(result.getType()).getShape();
       if (!broadcastsTo(shape, resultShape))

@@ -35,6 +35,11 @@ class ElementwiseMap : public mlir::OpTrait::TraitBase<ConcreteType, Elementwise
 /// Whether `op` has the ElementwiseMap trait.
 bool isElementwiseMap(mlir::Operation *op);
 
+/// What an elementwise fusion group may hold: ElementwiseMap ops, and kiln.quantize /
+/// kiln.dequantize per tensor (one scale and zero point broadcast to every element; per-axis
+/// parameters follow `axis`, not broadcasting).
+bool isGroupElementwise(mlir::Operation *op);
+
 } // namespace kiln
 
 #define GET_OP_CLASSES

@@ -25,6 +25,7 @@
 
 #include "passes/ConstantValues.h"
 #include "passes/LinearLayer.h"
+#include "passes/QuantizableOps.h"
 
 #include "ir/KilnOps.h"
 #include "ir/Provenance.h"
@@ -62,9 +63,10 @@ Type computeTypeOf(Value value) {
 }
 
 
-/// An op a group may hold: elementwise, one statically shaped result.
+/// An op a group may hold: elementwise (per-tensor quantization too), one statically shaped
+/// result.
 bool isFusible(Operation *op) {
-  if (!isElementwiseMap(op) || op->getNumResults() != 1)
+  if (!isGroupElementwise(op) || op->getNumResults() != 1)
     return false;
   auto type = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
   return type && type.hasStaticShape();
@@ -80,9 +82,18 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     llvm::SmallVector<MatMulOp> matmuls(body.getOps<MatMulOp>());
     for (MatMulOp matmul : matmuls) {
       llvm::SetVector<Operation *> members = collectEpilogue(matmul);
+      if (members.empty())
+        continue;
+      Operation *root = members.back();
+      // An FP8 linear layer (kiln-fold-quantization's form) takes its operands'
+      // dequantizations: the 8-bit tensors become the GEMM's operands.
+      if (std::optional<QuantizedLinearLayer> quantized = matchQuantizedLinearLayer(matmul))
+        for (Operation *op : {quantized->input.getOperation(), quantized->weight.getOperation(),
+                              quantized->weightTranspose.getOperation()})
+          members.insert(op);
       if (members.size() < 2)
         continue;
-      formGroup(members.back(), members, "gemm", matmul);
+      formGroup(root, members, "gemm", matmul);
     }
     reportApproximatedGelus();
     reportEpiloguesLeftOut();

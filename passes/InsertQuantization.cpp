@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kiln {
@@ -38,9 +39,10 @@ struct Grid {
 
 /// The ONNX value whose range `value` has: an op result's name, or a graph input's
 /// `kiln.name`, looking back through unnamed reshapes and transposes (which passes insert and
-/// which move values without changing them).
+/// which move values without changing them) and casts (the precision pass's, which round them).
 std::string valueName(Value value) {
-  while (onnxValueName(value).empty() && mlir::isa_and_nonnull<ReshapeOp, TransposeOp>(value.getDefiningOp()))
+  while (onnxValueName(value).empty() &&
+         mlir::isa_and_nonnull<ReshapeOp, TransposeOp, CastOp>(value.getDefiningOp()))
     value = value.getDefiningOp()->getOperand(0);
   if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(value)) {
     auto func = llvm::dyn_cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp());
@@ -106,9 +108,19 @@ Value InsertQuantizationPass::quantizeDequantize(mlir::OpBuilder &builder, Value
   llvm::SmallVector<int64_t> paramShape;
   if (!perTensor)
     paramShape.push_back((int64_t)scales.size());
-  auto scaleType = mlir::RankedTensorType::get(paramShape, builder.getF32Type());
+  // The scale has the value's type (as ONNX types QuantizeLinear's scale): a bf16 plan's
+  // scales are bf16, each rounded to nearest (half to even) from the f32 scale.
+  auto scaleElement = llvm::cast<mlir::FloatType>(type.getElementType());
+  auto scaleType = mlir::RankedTensorType::get(paramShape, scaleElement);
   auto zeroType = mlir::RankedTensorType::get(paramShape, grid.element);
-  auto scaleAttr = mlir::DenseElementsAttr::get(scaleType, scales);
+  llvm::SmallVector<llvm::APFloat> scaleValues;
+  for (float s : scales) {
+    llvm::APFloat v(s);
+    bool lost = false;
+    v.convert(scaleElement.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &lost);
+    scaleValues.push_back(v);
+  }
+  auto scaleAttr = mlir::DenseElementsAttr::get(scaleType, scaleValues);
   mlir::Attribute zero = llvm::isa<mlir::FloatType>(grid.element)
                              ? mlir::Attribute(builder.getFloatAttr(grid.element, 0.0))
                              : mlir::Attribute(builder.getIntegerAttr(grid.element, 0));
@@ -178,14 +190,16 @@ void InsertQuantizationPass::runOnOperation() {
       op->emitRemark() << "not quantized: keep=" << *keptBy;
       continue;
     }
-    if (!llvm::all_of(op->getOperandTypes(), [](mlir::Type t) {
-          return llvm::cast<mlir::RankedTensorType>(t).getElementType().isF32();
-        })) {
-      op->emitRemark() << "not quantized: its operands are not all f32";
-      continue;
-    }
+    if (!quantizeOps.empty() && !llvm::is_contained(quantizeOps, op->getName().getStringRef()))
+      continue; // not asked for: the caller says which kinds of op its codegen runs in 8 bits
     // Every scale first: an op is quantized whole or not at all.
     Value input = op->getOperand(0), weight = op->getOperand(1);
+    mlir::Type inputElement = llvm::cast<mlir::RankedTensorType>(input.getType()).getElementType();
+    mlir::Type weightElement = llvm::cast<mlir::RankedTensorType>(weight.getType()).getElementType();
+    if (inputElement != weightElement || !(inputElement.isF32() || inputElement.isBF16() || inputElement.isF16())) {
+      op->emitRemark() << "not quantized: its input and weight are not both f32, bf16 or f16";
+      continue;
+    }
     auto inputScale = activationScale(input, grid);
     if (!inputScale) {
       op->emitRemark() << "not quantized: " << llvm::toString(inputScale.takeError());
@@ -201,6 +215,8 @@ void InsertQuantizationPass::runOnOperation() {
         continue;
       }
       weightScale = std::move(*scales);
+      if (perTensorWeights) // one scale for the whole weight: the largest channel's
+        weightScale = {*std::max_element(weightScale.begin(), weightScale.end())};
     } else {
       auto scale = activationScale(weight, grid);
       if (!scale) {

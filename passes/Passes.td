@@ -75,14 +75,17 @@ def MixedPrecision : Pass<"kiln-mixed-precision", "mlir::func::FuncOp"> {
 def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> {
   let summary = "8-bit quantization of conv, conv_transpose, matmul and gemm inputs from a calibration file";
   let description = [{
-    Explicit quantization, as a QDQ model states it: each f32 conv, conv_transpose, matmul and
-    gemm gets a kiln.quantize -> kiln.dequantize pair on its input and on its weight (operand
-    1), so it computes on values of the 8-bit grid; its bias and result stay f32. Activations
+    Explicit quantization, as a QDQ model states it: each conv, conv_transpose, matmul and
+    gemm (of `ops`, when given) whose input and weight are f32, bf16 or f16 gets a
+    kiln.quantize -> kiln.dequantize pair on its input and on its weight (operand 1), so it
+    computes on values of the 8-bit grid; the dequantized values, its bias and its result keep
+    the op's type. Activations
     are per-tensor and symmetric, scale = threshold / 127 (int8) or / 448 (fp8, E4M3), the
     threshold read for the value's ONNX name from the `kiln calibrate` file (`method`, or the
     file's), looking back through unnamed reshapes and transposes; one pair serves every user
     of a value. A constant weight gets symmetric
-    per-output-channel scales, max |w| / 127 (or / 448), computed from the constant; a weight
+    per-output-channel scales, max |w| / 127 (or / 448), computed from the constant (one scale,
+    the largest, with `per-tensor-weights`: Hopper's FP8 GEMMs take one); a weight
     computed at run time (attention's K) is an activation. An op named in `keep` (ONNX node
     name, ONNX op type or kiln op name), or whose input has no calibrated range, stays as it
     is, with a remark. Folding the pairs into 8-bit kernels is for codegen; the interpreter
@@ -96,6 +99,35 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
            "minmax, percentile or entropy (default: the file's)">,
     ListOption<"keep", "keep", "std::string",
                "ONNX node names, ONNX op types or kiln op names that stay unquantized">,
+    ListOption<"quantizeOps", "ops", "std::string",
+               "The kiln ops to quantize (default: kiln.conv, kiln.conv_transpose, kiln.matmul, kiln.gemm)">,
+    Option<"perTensorWeights", "per-tensor-weights", "bool", /*default=*/"false",
+           "One scale per constant weight instead of one per output channel">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def FoldQuantization : Pass<"kiln-fold-quantization", "mlir::func::FuncOp"> {
+  let summary = "8-bit weights quantized at compile time, FP8 linear layers in the form cuBLASLt runs";
+  let description = [{
+    Runs after kiln-insert-quantization (or on an imported QDQ model) and before
+    kiln-form-fusion-groups. A kiln.quantize of a constant (a weight) becomes the 8-bit
+    constant the interpreter computes, so no plan quantizes weights at run time. A kiln.matmul
+    of two dequantized FP8 E4M3 operands, its weight a constant, both per tensor with zero
+    points 0, is what Hopper's FP8 GEMMs run (cuBLASLt, TN only): its weight is stored
+    transposed, [N, K], and read back through `kiln.transpose` [1, 0] after its
+    kiln.dequantize, and each such matmul gets a kiln.dequantize of its input of its own, so
+    kiln-form-fusion-groups can take both dequantizations into the matmul's `gemm` group (the
+    8-bit GEMM's operands are then the group's inputs). A dequantized matmul that does not fit
+    (int8, per-channel weights, a weight computed at run time, K or N not a multiple of 16,
+    a zero point not 0) keeps its Q/DQ ops, evaluated as they are (fake quantization), with a
+    remark saying why; with `drop-unfoldable` (kiln compile's fp8 plans) such a matmul whose
+    operands were quantized from unquantized values reads those again instead (a fake-quantized
+    GEMM is slower than the unquantized one and less accurate).
+  }];
+  let options = [
+    Option<"dropUnfoldable", "drop-unfoldable", "bool", /*default=*/"false",
+           "Matmuls no 8-bit GEMM runs read their unquantized operands again">,
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

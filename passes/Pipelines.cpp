@@ -97,6 +97,22 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
     func.addPass(createNormalizeLinearLayers());
     if (options.fuseAttention && half)
       func.addPass(createFoldTransposesIntoAttention());
+  }
+  // On the linear layers as the passes above left them (Gemms as matmuls, Q/K/V packed), before
+  // their groups form and take the dequantizations in.
+  if (options.quantization) {
+    InsertQuantizationOptions insert;
+    insert.calibration = options.quantization->calibrationFile;
+    insert.type = options.quantization->type;
+    insert.method = options.quantization->method;
+    insert.quantizeOps.push_back("kiln.matmul");
+    insert.perTensorWeights = true;
+    func.addPass(createInsertQuantization(insert));
+    FoldQuantizationOptions fold;
+    fold.dropUnfoldable = true;
+    func.addPass(createFoldQuantization(fold));
+  }
+  if (options.fuse) {
     FormFusionGroupsOptions groups;
     groups.approximateGelu = options.precision == Precision::BF16 && !options.exactGelu;
     func.addPass(createFormFusionGroups(groups));

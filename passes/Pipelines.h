@@ -64,6 +64,15 @@ struct PipelineOptions {
   bool exactGelu = false;
   /// Which convs run channels last (kiln-convert-layout).
   Layout layout = Layout::Auto;
+  /// `--precision fp8`: linear layers quantized from a calibration file (kiln-insert-quantization
+  /// on kiln.matmul, per-tensor weights) and folded into FP8 GEMMs (kiln-fold-quantization), on
+  /// top of `precision`.
+  struct Quantization {
+    std::string type = "fp8";
+    std::string calibrationFile;
+    std::string method; // "" for the file's
+  };
+  std::optional<Quantization> quantization;
 };
 
 /// Parses one `--force-precision` value, "NAME=bf16" (fp32, tf32, bf16 or fp16); the error

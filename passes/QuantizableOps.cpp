@@ -39,4 +39,29 @@ llvm::Expected<std::vector<double>> channelAbsMax(ConstantOp weight, int64_t axi
   return absMax;
 }
 
+std::optional<QuantizedLinearLayer> matchQuantizedLinearLayer(MatMulOp matmul) {
+  auto input = matmul.getLhs().getDefiningOp<DequantizeOp>();
+  auto transpose = matmul.getRhs().getDefiningOp<TransposeOp>();
+  if (!input || !transpose || !input->hasOneUse() || !transpose->hasOneUse() ||
+      transpose.getPerm() != llvm::ArrayRef<int64_t>{1, 0})
+    return std::nullopt;
+  auto weight = transpose.getInput().getDefiningOp<DequantizeOp>();
+  if (!weight || !weight->hasOneUse())
+    return std::nullopt;
+  return QuantizedLinearLayer{input, weight, transpose};
+}
+
+bool isZeroConstant(mlir::Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return false;
+  auto tensor = interp::fromAttr(llvm::cast<mlir::ElementsAttr>(constant.getValue()));
+  if (!tensor) {
+    llvm::consumeError(tensor.takeError());
+    return false;
+  }
+  return tensor->isFloat() ? llvm::all_of(tensor->f, [](double v) { return v == 0; })
+                           : llvm::all_of(tensor->i, [](int64_t v) { return v == 0; });
+}
+
 } // namespace kiln

@@ -31,6 +31,20 @@ std::optional<int64_t> weightChannelAxis(mlir::Operation *op);
 /// The largest |w| of each index of `axis` of a float constant (a weight's output channels).
 llvm::Expected<std::vector<double>> channelAbsMax(ConstantOp weight, int64_t axis);
 
+/// A matmul in the form kiln-fold-quantization leaves an FP8 linear layer in, ready for a
+/// `gemm` group to take both dequantizations:
+///   matmul(dequantize(x8), transpose(dequantize(w8 [N, K]), [1, 0]))
+/// with each dequantize (and the transpose) used by this matmul alone. std::nullopt otherwise.
+struct QuantizedLinearLayer {
+  DequantizeOp input;
+  DequantizeOp weight;
+  TransposeOp weightTranspose;
+};
+std::optional<QuantizedLinearLayer> matchQuantizedLinearLayer(MatMulOp matmul);
+
+/// Whether `value` is a kiln.constant whose every element is 0 (a symmetric zero point).
+bool isZeroConstant(mlir::Value value);
+
 } // namespace kiln
 
 #endif // KILN_PASSES_QUANTIZABLEOPS_H

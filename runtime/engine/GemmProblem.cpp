@@ -57,6 +57,7 @@ std::optional<cudaDataType_t> cudaTypeOf(plan::DType type) {
   case plan::DType::F32: return CUDA_R_32F;
   case plan::DType::F16: return CUDA_R_16F;
   case plan::DType::BF16: return CUDA_R_16BF;
+  case plan::DType::F8E4M3FN: return CUDA_R_8F_E4M3;
   default: return std::nullopt;
   }
 }
@@ -123,11 +124,16 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
   auto hasType = [&](const std::optional<uint32_t> &idx, plan::DType type) {
     return !idx || plan.buffers[*idx].dtype == type;
   };
-  if (!abType || !cdType || !hasType(s.b, ab) || (cd != ab && cd != plan::DType::F32) || !hasType(s.c, cd) ||
-      !hasType(s.bias, cd))
+  bool fp8 = ab == plan::DType::F8E4M3FN;
+  if (!abType || !cdType || !hasType(s.b, ab) || (!fp8 && cd != ab && cd != plan::DType::F32) ||
+      cd == plan::DType::F8E4M3FN || !hasType(s.c, cd) || !hasType(s.bias, cd))
     return bad("gemm operand types " + operandTypes(plan, s) +
-               " are not supported by the runtime (A and B one of f32, f16, bf16; D A's type or f32; C and bias D's "
-               "type); recompile with another precision");
+               " are not supported by the runtime (A and B one of f32, f16, bf16, f8e4m3fn; D A's type or f32, or "
+               "f32, f16, bf16 for FP8; C and bias D's type); recompile with another precision");
+  // cuBLASLt runs FP8 only as TN (its A transposed: the plan's B stored [n, k]) with 16-byte rows.
+  if (fp8 && (s.transA || !s.transB || s.k % 16 != 0 || s.n % 16 != 0))
+    return bad("an FP8 gemm needs A [m, k] and B stored [n, k] (transA 0, transB 1) with k and n multiples of 16; "
+               "recompile");
   // The buffers must hold what cuBLASLt will touch (validatePlan checks this as well; the
   // runtime re-checks what protects device memory).
   size_t abElem = plan::dtypeBytes(ab), cdElem = plan::dtypeBytes(cd);
@@ -170,6 +176,12 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
   cublasOperation_t opB = s.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
   KILN_RETURN_IF_ERROR(setDesc(desc, CUBLASLT_MATMUL_DESC_TRANSA, opA, what + ": setting TRANSA"));
   KILN_RETURN_IF_ERROR(setDesc(desc, CUBLASLT_MATMUL_DESC_TRANSB, opB, what + ": setting TRANSB"));
+  if (fp8) {
+    // Hopper's FP8 kernels may keep partial sums in lower precision between promotions to
+    // fp32 (the inference setting; the 8-bit inputs dominate the error).
+    int8_t fastAccum = 1;
+    KILN_RETURN_IF_ERROR(setDesc(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, fastAccum, what + ": setting FAST_ACCUM"));
+  }
   cublasLtEpilogue_t epilogue = epilogueOf(s);
   KILN_RETURN_IF_ERROR(setDesc(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue, what + ": setting the epilogue"));
 

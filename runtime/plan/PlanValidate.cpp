@@ -265,18 +265,28 @@ private:
     return elements ? mulChecked(*elements, dtypeBytes(type)) : std::nullopt;
   }
 
-  /// A and B share f32, f16 or bf16; D has A's type or f32; C and bias have D's type.
+  /// A and B share f32, f16 or bf16; D has A's type or f32; C and bias have D's type. FP8 (E4M3)
+  /// A and B give D in f32, f16 or bf16, in cuBLASLt's one FP8 layout: A row-major [m, k], B
+  /// stored [n, k] (transB), k and n multiples of 16.
   bool checkGemmTypes(const std::string &where, const GemmStep &g) {
     DType a = typeOf(g.a), d = typeOf(g.d);
-    if (!isLibraryType(a))
+    bool fp8 = a == DType::F8E4M3FN;
+    if (!isLibraryType(a) && !fp8)
       return fail(where + ": A (" + bufferLabel(g.a) + ") is " + std::string(dtypeName(a)) +
-                  "; cuBLASLt steps take f32, f16 or bf16 operands");
+                  "; cuBLASLt steps take f32, f16, bf16 or f8e4m3fn operands");
     std::string aType(dtypeName(a)), dType(dtypeName(d));
     if (!checkType(where, "B", g.b, a, "A is " + aType + " and B must have A's type"))
       return false;
-    if (d != a && d != DType::F32)
+    if (fp8) {
+      if (!isLibraryType(d))
+        return fail(where + ": D (" + bufferLabel(g.d) + ") is " + dType + "; an FP8 gemm gives f32, f16 or bf16");
+      if (g.transA || !g.transB || g.k % 16 != 0 || g.n % 16 != 0)
+        return fail(where + ": FP8 gemms run only with A [m, k] and B stored [n, k] (transA 0, transB 1), k and n "
+                            "multiples of 16 (cuBLASLt on Hopper)");
+    } else if (d != a && d != DType::F32) {
       return fail(where + ": D (" + bufferLabel(g.d) + ") is " + dType + " but must have A's type (" + aType +
                   ") or f32");
+    }
     return (!g.c || checkType(where, "C", *g.c, d, "D is " + dType + " and C must have D's type")) &&
            (!g.bias || checkType(where, "bias", *g.bias, d, "D is " + dType + " and bias must have D's type"));
   }

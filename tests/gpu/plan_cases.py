@@ -21,9 +21,9 @@ def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
-def gpu_and_interpreter(kiln, work, name, plan, module, precision, inputs, output):
+def gpu_and_interpreter(kiln, work, name, plan, module, precision, inputs, output, eval_args=()):
     """(GPU output, interpreter output) of `output` for the inputs (name -> array), or a string
-    saying which tool failed and why."""
+    saying which tool failed and why. `eval_args` go to `kiln eval` (fp8's --calibration)."""
     args = []
     for n, value in inputs.items():
         path = os.path.join(work, f"{name}.{n}.npy")
@@ -33,7 +33,8 @@ def gpu_and_interpreter(kiln, work, name, plan, module, precision, inputs, outpu
     proc = run([kiln, "run", plan, "--output-dir", gpu_out, "--quiet", "--timing-cache", "none"] + args)
     if proc.returncode:
         return "run: " + proc.stderr.strip()
-    proc = run([kiln, "eval", module, "--precision", precision, "--output-dir", ref_out, "--quiet"] + args)
+    proc = run([kiln, "eval", module, "--precision", precision, "--output-dir", ref_out, "--quiet"] + args +
+               list(eval_args))
     if proc.returncode:
         return "eval: " + proc.stderr.strip()
     return np.load(os.path.join(gpu_out, output + ".npy")), np.load(os.path.join(ref_out, output + ".npy"))

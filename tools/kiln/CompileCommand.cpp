@@ -106,10 +106,6 @@ public:
                                "the GPU's accumulation order and fused kernels round a little\n"
                                "differently (0 to 1; default 0.2)"),
                       cl::sub(sub), cl::cat(categories.optimization)),
-        calibration("calibration", cl::value_desc("dir"),
-                    cl::desc("--precision auto: the calibration inputs, <input name>.npy files in <dir>\n"
-                             "(one input) or in each of its subdirectories (one input each)"),
-                    cl::sub(sub), cl::cat(categories.optimization)),
         precisionReport("precision-report", cl::value_desc("file.json"),
                         cl::desc("--precision auto: write the choice and every candidate evaluated (its\n"
                                  "error and time) as JSON"),
@@ -123,11 +119,12 @@ public:
       return usageError("no output given (-o model.kiln)");
 
     bool autoPrecision = pipeline.autoPrecision();
-    if (autoPrecision && (!maxError.getNumOccurrences() || calibration.empty()))
+    if (autoPrecision && (!maxError.getNumOccurrences() || pipeline.calibrationPath().empty()))
       return usageError("--precision auto needs --max-error E and --calibration DIR");
-    if (!autoPrecision && (maxError.getNumOccurrences() || !calibration.empty() || !precisionReport.empty() ||
-                           errorHeadroom.getNumOccurrences()))
-      return usageError("--max-error, --calibration, --error-headroom and --precision-report go with --precision auto");
+    if (!autoPrecision && (maxError.getNumOccurrences() || !precisionReport.empty() || errorHeadroom.getNumOccurrences()))
+      return usageError("--max-error, --error-headroom and --precision-report go with --precision auto");
+    if (std::optional<std::string> problem = pipeline.calibrationUsageError())
+      return usageError(*problem);
     if (!(errorHeadroom >= 0 && errorHeadroom < 1))
       return usageError("--error-headroom needs a fraction from 0 up to (not including) 1, e.g. 0.2");
     if (autoPrecision && !(maxError > 0))
@@ -162,6 +159,8 @@ public:
                        ? plan::MathMode::StrictF32
                        : plan::MathMode::TF32;
     options.precision = precisionName(pipelineOptions.precision).str();
+    if (pipelineOptions.quantization)
+      options.precision = pipelineOptions.quantization->type;
     if (options.progress)
       options.progress("optimizing for " + options.precision);
     if (mlir::failed(pipeline.runPasses(
@@ -189,7 +188,7 @@ private:
     std::vector<std::string> inputNames;
     for (unsigned i = 0; i < main->getNumArguments(); ++i)
       inputNames.push_back(interfaceName(*main, i, false));
-    auto samples = readCalibrationSamples(calibration, inputNames);
+    auto samples = readCalibrationSamples(pipeline.calibrationPath(), inputNames);
     if (!samples)
       return samples.takeError();
     PrecisionSearchOptions search;
@@ -223,7 +222,6 @@ private:
   cl::opt<bool> quiet;
   cl::opt<double> maxError;
   cl::opt<double> errorHeadroom;
-  cl::opt<std::string> calibration;
   cl::opt<std::string> precisionReport;
 };
 

@@ -77,6 +77,8 @@ private:
 };
 
 int EvalCommand::run() {
+  if (std::optional<std::string> problem = pipeline.calibrationUsageError())
+    return usageError(*problem);
   if (pipeline.autoPrecision())
     return usageError("--precision auto chooses a plan's precision: use it with kiln compile (with --max-error\n"
                       "and --calibration), then evaluate the precision it reports");

@@ -98,6 +98,8 @@ public:
               cl::cat(categories.output)) {}
 
   int run() override {
+    if (std::optional<std::string> problem = pipeline.calibrationUsageError())
+      return usageError(*problem);
     if (pipeline.autoPrecision())
       return usageError("--precision auto chooses a plan's precision: use it with kiln compile (with --max-error\n"
                         "and --calibration), then import with the precision it reports");

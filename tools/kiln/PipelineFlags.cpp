@@ -6,6 +6,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace llvm::cl {
@@ -16,11 +17,21 @@ bool parser<kiln::cli::PrecisionFlag>::parse(Option &option, StringRef, StringRe
     value.fixed.reset();
     return false;
   }
-  if (std::optional<kiln::Precision> precision = kiln::parsePrecision(arg)) {
-    value.fixed = *precision;
+  if (arg == "fp8") {
+    value.fixed = kiln::Precision::BF16;
+    value.fp8 = true;
     return false;
   }
-  return option.error("'" + arg + "' is not a precision; use fp32, tf32, bf16, fp16 or (kiln compile) auto");
+  if (arg == "int8")
+    return option.error("int8 plans are not implemented yet (8-bit integer convolutions and GEMMs); use fp8, "
+                        "or `kiln-opt --kiln-insert-quantization=\"type=int8 ...\"` to measure int8 accuracy in the "
+                        "interpreter");
+  if (std::optional<kiln::Precision> precision = kiln::parsePrecision(arg)) {
+    value.fixed = *precision;
+    value.fp8 = false;
+    return false;
+  }
+  return option.error("'" + arg + "' is not a precision; use fp32, tf32, bf16, fp16 or (kiln compile) auto, fp8");
 }
 
 bool parser<kiln::PrecisionOverride>::parse(Option &option, StringRef, StringRef arg, kiln::PrecisionOverride &value) {
@@ -45,14 +56,18 @@ bool OpTargetParser::parse(cl::Option &option, llvm::StringRef, llvm::StringRef 
 }
 
 PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
-    : precision("precision", cl::value_desc("fp32|tf32|bf16|fp16|auto"), cl::init(PrecisionFlag{Precision::FP32}),
+    : precision("precision", cl::value_desc("fp32|tf32|bf16|fp16|auto|fp8"), cl::init(PrecisionFlag{Precision::FP32}),
                 cl::desc("fp32 (default): strict IEEE fp32 for conv and matmul;\n"
                          "tf32: TF32 tensor-core math for fp32 conv and matmul;\n"
                          "bf16, fp16: conv, matmul, gemm and einsum in half precision with fp32\n"
                          "accumulation; ops whose results can outgrow their inputs stay fp32;\n"
                          "auto (kiln compile only, with --max-error and --calibration): bf16 or\n"
                          "fp16 with the fewest nodes in strict fp32 that keep the output error on\n"
-                         "the calibration inputs within the budget"),
+                         "the calibration inputs within the budget;\n"
+                         "fp8 (with --calibration calib.json): bf16, with linear\n"
+                         "layers (matmul/gemm of a constant weight) as FP8 E4M3 cuBLASLt GEMMs,\n"
+                         "activations scaled per tensor from the calibration file, weights per\n"
+                         "tensor; attention and convolutions stay bf16"),
                 cl::sub(sub), cl::cat(categories.optimization)),
       strictFp32("strict-fp32",
                  cl::desc("fp32 ops that remain in a tf32, bf16 or fp16 plan use strict IEEE fp32,\n"
@@ -91,6 +106,11 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
                         clEnumValN(Layout::NCHW, "nchw", "none: every conv channels first"),
                         clEnumValN(Layout::NHWC, "nhwc", "every 2-d conv")),
              cl::sub(sub), cl::cat(categories.optimization)),
+      calibration("calibration", cl::value_desc("dir|file"),
+                  cl::desc("--precision auto (kiln compile): the calibration inputs, <input name>.npy\n"
+                           "files in <dir> (one input) or in each of its subdirectories (one each);\n"
+                           "--precision fp8: the ranges `kiln calibrate` wrote (calib.json)"),
+                  cl::sub(sub), cl::cat(categories.optimization)),
       printIRAfterAll("print-ir-after-all", cl::desc("Print the module after every pass to stderr (weights elided)"),
                       cl::sub(sub), cl::cat(categories.irPrinting)),
       dumpIRDir("dump-ir", cl::value_desc("dir"),
@@ -118,7 +138,18 @@ PipelineOptions PipelineFlags::pipelineOptions() const {
   options.fuseAttention = !noFusedAttention;
   options.exactGelu = exactGelu;
   options.layout = layout;
+  if (precision.fp8)
+    options.quantization = PipelineOptions::Quantization{"fp8", calibration, ""};
   return options;
+}
+
+std::optional<std::string> PipelineFlags::calibrationUsageError() const {
+  if (precision.fp8 && (calibration.empty() || llvm::sys::fs::is_directory(calibration)))
+    return std::string("--precision fp8 needs --calibration calib.json, the ranges `kiln calibrate MODEL "
+                       "--calibration DIR -o calib.json` measures on calibration inputs");
+  if (precision.fixed && !precision.fp8 && !calibration.empty())
+    return std::string("--calibration goes with --precision auto (a directory of inputs) or fp8 (a calibration file)");
+  return std::nullopt;
 }
 
 bool PipelineFlags::optimizationRequested() const {

@@ -25,6 +25,8 @@ namespace kiln::cli {
 /// of PrecisionSearch.h picks it under an error budget).
 struct PrecisionFlag {
   std::optional<Precision> fixed; // std::nullopt: auto
+  /// `fp8` (kiln compile): a bf16 plan whose linear layers run as FP8 GEMMs.
+  bool fp8 = false;
 };
 } // namespace kiln::cli
 
@@ -89,6 +91,13 @@ public:
   PipelineOptions pipelineOptions() const;
   /// `--precision auto`: only `kiln compile` accepts it (its precision search).
   bool autoPrecision() const { return !precision.fixed; }
+  /// `--precision fp8`: 8-bit linear layers from the `--calibration` file.
+  bool fp8() const { return precision.fp8; }
+  /// `--calibration`: a directory of inputs (`--precision auto`) or a calibration file (fp8).
+  const std::string &calibrationPath() const { return calibration; }
+  /// A usage error for `--calibration` given without the precision it serves, or fp8 without
+  /// a calibration file; std::nullopt when they fit.
+  std::optional<std::string> calibrationUsageError() const;
   /// Whether an option that steers the optimization passes was given (`kiln import` runs the
   /// whole pipeline only then; by default it only folds constants).
   bool optimizationRequested() const;
@@ -112,6 +121,7 @@ private:
   llvm::cl::opt<bool> noFusedAttention;
   llvm::cl::opt<bool> exactGelu;
   llvm::cl::opt<Layout> layout;
+  llvm::cl::opt<std::string> calibration;
   llvm::cl::opt<bool> printIRAfterAll;
   llvm::cl::opt<std::string> dumpIRDir;
 };

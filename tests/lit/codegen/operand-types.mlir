@@ -14,7 +14,7 @@
 
 // JSON: "a": {"index": 0, "name": "x", "dtype": "bf16", "shape": [2,8]}
 
-// INT: kiln.matmul 'mm': GPU matrix products take f32, f16 or bf16 operands of one type (cuBLASLt), not i32 and i32; this one runs in the interpreter only
+// INT: kiln.matmul 'mm': GPU matrix products take f32, f16, bf16 or f8e4m3fn operands of one type (cuBLASLt), not i32 and i32; this one runs in the interpreter only
 
 func.func @main(%x: tensor<2x8xbf16> {kiln.name = "x"}) -> (tensor<2x5xf32> {kiln.name = "y"}) {
   %w = kiln.constant dense<0.5> : tensor<8x5xbf16>

@@ -34,7 +34,7 @@
 // COMPILE-DAG: --target=<sm_XY> {{.*}}GPU architecture of the cubins
 // COMPILE-DAG: --quiet {{.*}}No progress, summary or remarks
 // COMPILE-DAG: --max-error=<e> {{.*}}--precision auto: the output error allowed
-// COMPILE-DAG: --calibration=<dir> {{.*}}--precision auto: the calibration inputs
+// COMPILE-DAG: --calibration=<dir|file> {{.*}}--precision auto (kiln compile): the calibration inputs
 // COMPILE-DAG: --precision-report=<file.json>
 
 // IMPORT: OVERVIEW: Reads the model
@@ -52,7 +52,7 @@
 // PIPELINE-DAG: --dump-ir=<dir> {{.*}}Write the module into <dir> before the passes (00-input.mlir)
 // PIPELINE-DAG: --print-ir-after-all {{.*}}Print the module after every pass to stderr
 // PIPELINE-DAG: --shape=<name=dims> {{.*}}Static shape for a graph input with symbolic dims
-// PIPELINE-DAG: --precision=<fp32|tf32|bf16|fp16|auto> {{.*}}fp32 (default): strict IEEE fp32
+// PIPELINE-DAG: --precision=<fp32|tf32|bf16|fp16|auto|fp8> {{.*}}fp32 (default): strict IEEE fp32
 // PIPELINE-DAG: --strict-fp32 {{.*}}fp32 ops that remain in a tf32, bf16 or fp16 plan
 // PIPELINE-DAG: --keep-fp32=<name|optype> {{.*}}Ops that stay fp32
 // PIPELINE-DAG: --force-precision=<name=precision> {{.*}}Run ops in the given precision

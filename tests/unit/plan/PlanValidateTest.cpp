@@ -147,7 +147,8 @@ const BreakCase kCases[] = {
 
     // Operand element types, read from the buffers. Each break keeps the buffer's bytes.
     {"GemmUnsupportedType", [](Plan &p) { p.buffers[4].dtype = DType::I32; },
-     "step 2 '/fc/Gemm' (kiln.gemm): A (buffer 4 'relu.y') is i32; cuBLASLt steps take f32, f16 or bf16 operands"},
+     "step 2 '/fc/Gemm' (kiln.gemm): A (buffer 4 'relu.y') is i32; cuBLASLt steps take f32, f16, bf16 or f8e4m3fn "
+     "operands"},
     {"GemmBDiffersFromA", [](Plan &p) { p.buffers[5].dtype = DType::F16, p.buffers[5].shape = {64, 10, 2}; },
      "step 2 '/fc/Gemm' (kiln.gemm): B (buffer 5 'fc.w') is f16 but A is f32 and B must have A's type"},
     {"GemmHalfOutputOfF32", [](Plan &p) { p.buffers[7].dtype = DType::F16, p.buffers[7].shape = {4, 10, 2}; },
@@ -301,9 +302,51 @@ TEST(PlanValidate, GemmOperandTypesFollowTheRules) {
   EXPECT_NE(narrowing.message().find("D (buffer 3 'd') is f16 but must have A's type (bf16) or f32"), std::string::npos)
       << narrowing.toString();
   Status f64 = validatePlan(typedGemmPlan(DType::F64, DType::F64));
-  EXPECT_NE(f64.message().find("A (buffer 0 'x') is f64; cuBLASLt steps take f32, f16 or bf16 operands"),
+  EXPECT_NE(f64.message().find("A (buffer 0 'x') is f64; cuBLASLt steps take f32, f16, bf16 or f8e4m3fn operands"),
             std::string::npos)
       << f64.toString();
+}
+
+/// An FP8 gemm as codegen writes it: A [4, 16] and B stored [N, K] = [16, 16] in E4M3 (transB),
+/// bias and D of type `d`.
+Plan fp8GemmPlan(DType d) {
+  Plan plan;
+  plan.metadata.arenaBytes = 512;
+  plan.metadata.cublasLtVersion = 130100;
+  size_t dBytes = dtypeBytes(d);
+  plan.buffers = {{"x", MemorySpace::Arena, 0, 64, DType::F8E4M3FN, {4, 16}},
+                  {"w", MemorySpace::Weights, 0, 256, DType::F8E4M3FN, {16, 16}},
+                  {"bias", MemorySpace::Weights, 256, 16 * dBytes, d, {16}},
+                  {"d", MemorySpace::Arena, 256, 64 * dBytes, d, {4, 16}}};
+  plan.inputs = {{"x", DType::F8E4M3FN, {4, 16}, 0}};
+  plan.outputs = {{"d", d, {4, 16}, 3}};
+  GemmStep g;
+  g.m = 4, g.n = 16, g.k = 16, g.transB = true, g.alpha = 1e-3f;
+  g.a = 0, g.b = 1, g.bias = 2, g.d = 3;
+  plan.steps = {{"fc", "kiln.gemm", {"fc"}, g}};
+  plan.setWeights(std::vector<uint8_t>(512));
+  return plan;
+}
+
+TEST(PlanValidate, Fp8GemmsRunOnlyAsCublasLtTakesThem) {
+  // E4M3 A and B give f32, f16 or bf16; B stored [N, K] (transB); K and N multiples of 16.
+  for (DType d : {DType::F32, DType::F16, DType::BF16}) {
+    Plan plan = fp8GemmPlan(d);
+    EXPECT_TRUE(validatePlan(plan).isOk()) << dtypeName(d) << ": " << validatePlan(plan).toString();
+    EXPECT_TRUE(parsePlan(serializePlan(plan)).isOk());
+  }
+  const std::string layout = "FP8 gemms run only with A [m, k] and B stored [n, k] (transA 0, transB 1)";
+  Plan notTransposed = fp8GemmPlan(DType::BF16);
+  std::get<GemmStep>(notTransposed.steps[0].params).transB = false;
+  EXPECT_NE(validatePlan(notTransposed).message().find(layout), std::string::npos)
+      << validatePlan(notTransposed).toString();
+  Plan oddN = fp8GemmPlan(DType::BF16);
+  std::get<GemmStep>(oddN.steps[0].params).n = 8;
+  EXPECT_NE(validatePlan(oddN).message().find(layout), std::string::npos) << validatePlan(oddN).toString();
+  Status fp8Out = validatePlan(fp8GemmPlan(DType::F8E4M3FN));
+  EXPECT_NE(fp8Out.message().find("D (buffer 3 'd') is f8e4m3fn; an FP8 gemm gives f32, f16 or bf16"),
+            std::string::npos)
+      << fp8Out.toString();
 }
 
 TEST(PlanValidate, OperandSizesUseEachOperandsType) {

@@ -1,0 +1,171 @@
+//===- FoldQuantization.cpp - 8-bit weights and FP8 linear layers for codegen ===//
+//
+// kiln-fold-quantization (Passes.td says what): weights quantized at compile time, and FP8
+// linear layers rewritten into the one form codegen runs as a cuBLASLt FP8 GEMM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "ir/KilnOps.h"
+#include "passes/ConstantValues.h"
+#include "passes/QuantizableOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+#include <string>
+
+namespace kiln {
+
+#define GEN_PASS_DEF_FOLDQUANTIZATION
+#include "passes/Passes.h.inc"
+
+namespace {
+
+constexpr int64_t kInlineElements = 16;
+
+mlir::RankedTensorType tensorType(mlir::Value value) { return llvm::cast<mlir::RankedTensorType>(value.getType()); }
+
+/// "bf16": the element type of `value`, as a remark names it.
+std::string elementName(mlir::Value value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << tensorType(value).getElementType();
+  return text;
+}
+
+/// Whether a dequantized weight is a constant, or (before the weights fold) a constant's
+/// quantization.
+bool constantWeight(DequantizeOp weight) {
+  mlir::Value stored = weight.getInput();
+  if (auto quantize = stored.getDefiningOp<QuantizeOp>())
+    stored = quantize.getInput();
+  return stored.getDefiningOp<ConstantOp>() != nullptr;
+}
+
+/// Why `matmul` of dequantized `input` and `weight` is no FP8 GEMM Hopper runs; nullopt when
+/// it is one: E4M3 on both sides, one scale each, zero points 0, a constant 2-d [K, N] weight,
+/// K and N multiples of 16 (cuBLASLt's FP8 kernels want 16-byte rows of A and B, TN).
+std::optional<std::string> whyNoFp8Gemm(MatMulOp matmul, DequantizeOp input, DequantizeOp weight) {
+  auto quantizedType = [](DequantizeOp dq) { return tensorType(dq.getInput()).getElementType(); };
+  if (!llvm::isa<mlir::Float8E4M3FNType>(quantizedType(input)) ||
+      !llvm::isa<mlir::Float8E4M3FNType>(quantizedType(weight)))
+    return std::string("8-bit integer GEMMs are not implemented yet (FP8 E4M3 only)");
+  if (tensorType(input.getScale()).getNumElements() != 1 || tensorType(weight.getScale()).getNumElements() != 1)
+    return std::string("its scales are per channel; Hopper's FP8 GEMMs take one scale per operand "
+                       "(kiln-insert-quantization per-tensor-weights)");
+  if (!isZeroConstant(input.getZeroPoint()) || !isZeroConstant(weight.getZeroPoint()))
+    return std::string("a zero point is not 0");
+  if (!constantWeight(weight))
+    return std::string("its weight is computed at run time, not a constant");
+  auto weightShape = tensorType(weight.getInput()).getShape();
+  if (weightShape.size() != 2 || tensorType(matmul.getLhs()).getRank() < 2)
+    return std::string("its weight is not 2-d");
+  if (weightShape[0] % 16 != 0 || weightShape[1] % 16 != 0)
+    return "K = " + std::to_string(weightShape[0]) + " or N = " + std::to_string(weightShape[1]) +
+           " is not a multiple of 16, as cuBLASLt's FP8 GEMMs need";
+  return std::nullopt;
+}
+
+struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
+  using FoldQuantizationBase::FoldQuantizationBase;
+
+  void runOnOperation() override {
+    mlir::func::FuncOp func = getOperation();
+    llvm::SmallVector<MatMulOp> matmuls(func.getBody().front().getOps<MatMulOp>());
+    if (dropUnfoldable)
+      for (MatMulOp matmul : matmuls)
+        dropIfUnfoldable(matmul);
+    // Weights: quantize(constant) is a constant, computed once by the interpreter.
+    llvm::SmallVector<QuantizeOp> weights;
+    func.walk([&](QuantizeOp q) {
+      if (llvm::all_of(q->getOperands(), [](mlir::Value v) { return v.getDefiningOp<ConstantOp>(); }))
+        weights.push_back(q);
+    });
+    for (QuantizeOp q : weights) {
+      mlir::Operation *weight = q.getInput().getDefiningOp();
+      if (llvm::Error error = replaceWithConstants(q, kInlineElements, "quantized")) {
+        q->emitError() << "quantizing a weight at compile time failed: " << llvm::toString(std::move(error));
+        return signalPassFailure();
+      }
+      if (weight->use_empty())
+        weight->erase();
+    }
+    for (MatMulOp matmul : matmuls)
+      prepareFp8Gemm(matmul);
+  }
+
+  /// With drop-unfoldable: a matmul no 8-bit GEMM runs reads its operands unquantized again
+  /// (the pairs that fed it die when nothing else reads them).
+  void dropIfUnfoldable(MatMulOp matmul) {
+    auto input = matmul.getLhs().getDefiningOp<DequantizeOp>();
+    auto weight = matmul.getRhs().getDefiningOp<DequantizeOp>();
+    if (!input || !weight)
+      return;
+    std::optional<std::string> why = whyNoFp8Gemm(matmul, input, weight);
+    if (!why)
+      return;
+    for (DequantizeOp dq : {input, weight}) {
+      auto quantize = dq.getInput().getDefiningOp<QuantizeOp>();
+      if (!quantize)
+        return; // an imported model's 8-bit tensor: nothing unquantized to go back to
+    }
+    for (auto [index, dq] : llvm::enumerate(llvm::SmallVector<DequantizeOp>{input, weight})) {
+      auto quantize = dq.getInput().getDefiningOp<QuantizeOp>();
+      matmul->setOperand(index, quantize.getInput());
+      if (dq->use_empty())
+        dq->erase();
+      if (quantize->use_empty())
+        quantize->erase();
+    }
+    matmul->emitRemark() << "not quantized, stays " << elementName(matmul.getResult()) << ": "
+                         << *why;
+  }
+
+  /// Rewrites an FP8 linear layer into matchQuantizedLinearLayer's form, or remarks why it
+  /// stays fake-quantized.
+  void prepareFp8Gemm(MatMulOp matmul) {
+    auto input = matmul.getLhs().getDefiningOp<DequantizeOp>();
+    auto weight = matmul.getRhs().getDefiningOp<DequantizeOp>();
+    if (!input || !weight)
+      return; // not quantized
+    if (std::optional<std::string> why = whyNoFp8Gemm(matmul, input, weight)) {
+      matmul->emitRemark() << "8-bit linear layer runs as its Q/DQ ops and a "
+                           << elementName(matmul.getResult()) << " GEMM (fake quantization): " << *why;
+      return;
+    }
+    mlir::OpBuilder builder(matmul);
+    mlir::Location loc = weight.getLoc();
+    auto constant = weight.getInput().getDefiningOp<ConstantOp>();
+    mlir::RankedTensorType stored = tensorType(constant.getResult());
+    auto transposed = transposeConstant(llvm::cast<mlir::ElementsAttr>(constant.getValue()), stored.getShape(), {1, 0},
+                                        kInlineElements, "_nk");
+    if (!transposed) {
+      matmul->emitRemark() << "8-bit linear layer runs as its Q/DQ ops (fake quantization): its weight cannot be "
+                              "read to transpose it: "
+                           << llvm::toString(transposed.takeError());
+      return;
+    }
+    int64_t k = stored.getShape()[0], n = stored.getShape()[1];
+    auto nk = ConstantOp::create(builder, loc, stored.clone({n, k}), *transposed);
+    auto dequantized = DequantizeOp::create(builder, loc, tensorType(weight.getResult()).clone({n, k}), nk,
+                                            weight.getScale(), weight.getZeroPoint(), weight.getAxisAttr());
+    auto back = TransposeOp::create(builder, loc, tensorType(weight.getResult()), dequantized,
+                                    builder.getDenseI64ArrayAttr({1, 0}));
+    matmul->setOperand(1, back.getResult());
+    if (weight->use_empty())
+      weight->erase();
+    if (constant->use_empty())
+      constant->erase();
+    // The gemm group takes its input's dequantization in: one of its own.
+    if (!input->hasOneUse()) {
+      mlir::Operation *own = builder.clone(*input);
+      matmul->setOperand(0, own->getResult(0));
+    }
+  }
+};
+
+} // namespace
+
+} // namespace kiln

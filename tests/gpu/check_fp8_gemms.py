@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""FP8 linear layers (`kiln compile --precision fp8`) on the GPU against the interpreter.
+
+Each case is a small ONNX model of linear layers (MatMul by a constant weight, bias, ReLU,
+residual adds), calibrated with `kiln calibrate` on random inputs. The compiled plan must run
+every linear layer whose K and N are multiples of 16 as one cuBLASLt FP8 gemm step (E4M3 A and
+B, B stored [N, K]: `transB=1`, the scales in alpha) and keep the others in bf16 (compile-only
+half, on any machine). On the GPU, `kiln run` must agree with `kiln eval --precision fp8` of the
+same model (the interpreter evaluates the same quantized module exactly): the GPU's FP8
+kernels accumulate in their own order (FAST_ACCUM), so a value near a rounding boundary of a
+later quantization may round the other way; the bound is a small fraction of what quantization
+itself moves the output (fp8 against fp32), so a wrong scale, a wrong weight layout or a
+missing epilogue fails. Prints one line per case; exit 1 on any failure, 77 without a GPU.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+import plan_cases
+from plan_cases import run
+
+# name, rows (input shape without the feature axis), layers: (K, N, bias, relu, residual)
+CASES = [
+    ("mlp", (32,), [(64, 128, True, True, False), (128, 64, True, False, True), (64, 24, False, False, False)]),
+    ("rows-3d", (2, 48), [(96, 256, True, False, False), (256, 96, False, True, False)]),
+    ("single", (128,), [(256, 512, False, False, False)]),
+]
+
+
+def make_model(case, rng, path):
+    name, rows, layers = case
+    inits, nodes = [], []
+    x, width = "x", layers[0][0]
+    for i, (k, n, bias, relu, residual) in enumerate(layers):
+        inits.append(numpy_helper.from_array((rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32), f"w{i}"))
+        nodes.append(helper.make_node("MatMul", [x, f"w{i}"], [f"mm{i}"], name=f"fc{i}"))
+        x = f"mm{i}"
+        if bias:
+            inits.append(numpy_helper.from_array((rng.standard_normal(n) * 0.1).astype(np.float32), f"b{i}"))
+            nodes.append(helper.make_node("Add", [x, f"b{i}"], [f"bias{i}"], name=f"fc{i}_bias"))
+            x = f"bias{i}"
+        if residual:
+            nodes.append(helper.make_node("Add", [x, "x"], [f"res{i}"], name=f"residual{i}"))
+            x = f"res{i}"
+        if relu:
+            nodes.append(helper.make_node("Relu", [x], [f"relu{i}"], name=f"relu{i}"))
+            x = f"relu{i}"
+        width = n
+    nodes.append(helper.make_node("Identity", [x], ["y"], name="out"))
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [*rows, layers[0][0]])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [*rows, width])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def check_case(kiln, work, case, compile_only):
+    name, rows, layers = case
+    rng = np.random.default_rng(len(name))
+    model = os.path.join(work, name + ".onnx")
+    make_model(case, rng, model)
+    shape = (*rows, layers[0][0])
+    calibration = os.path.join(work, name + ".cal")
+    for i in range(4):
+        os.makedirs(os.path.join(calibration, str(i)), exist_ok=True)
+        np.save(os.path.join(calibration, str(i), "x.npy"), rng.standard_normal(shape).astype(np.float32))
+    table = os.path.join(work, name + ".calib.json")
+    proc = run([kiln, "calibrate", model, "--calibration", calibration, "-o", table, "--quiet"])
+    if proc.returncode:
+        return "calibrate: " + proc.stderr.strip()
+    plan = os.path.join(work, name + ".kiln")
+    proc = run([kiln, "compile", model, "-o", plan, "--precision", "fp8", "--calibration", table])
+    if proc.returncode:
+        return "compile: " + proc.stderr.strip()
+    steps = [line for line in run([kiln, "inspect", plan]).stdout.splitlines() if line.startswith("step ")]
+    gemms = [line for line in steps if " gemm " in line]
+    for i, (k, n, *_rest) in enumerate(layers):
+        step = [line for line in gemms if f'"fc{i}"' in line.split(" nodes=")[0]]
+        fp8 = k % 16 == 0 and n % 16 == 0
+        want = [f"k={k} ", f"n={n} "] + (["transB=1", ":f8e4m3fn[", "d=fc"] if fp8 else ["transB=0", ":bf16["])
+        if len(step) != 1 or not all(w in step[0] for w in want) or (not fp8 and "f8e4m3fn" in step[0]):
+            return f"fc{i} (K={k}, N={n}) should be one {'FP8' if fp8 else 'bf16'} gemm step:\n" + "\n".join(steps)
+        if not fp8 and f"node 'fc{i}' (MatMul): not quantized, stays bf16: K = {k} or N = {n}" not in proc.stderr:
+            return f"no remark says why fc{i} stays bf16:\n{proc.stderr}"
+    if compile_only:
+        return None
+    x = rng.standard_normal(shape).astype(np.float32)  # held out: not a calibration input
+    outputs = plan_cases.gpu_and_interpreter(kiln, work, name, plan, model, "fp8", {"x": x}, "y",
+                                             ["--calibration", table])
+    if isinstance(outputs, str):
+        return outputs
+    gpu, ref = outputs
+    fp32 = os.path.join(work, name + ".fp32")
+    proc = run([kiln, "eval", model, "--input", f"x={os.path.join(work, name + '.x.npy')}", "--output-dir", fp32,
+                "--quiet"])
+    if proc.returncode:
+        return "eval fp32: " + proc.stderr.strip()
+    exact = np.load(os.path.join(fp32, "y.npy")).astype(np.float64)
+    if gpu.shape != ref.shape or not np.isfinite(gpu).all():
+        return f"GPU output {gpu.shape} (finite: {np.isfinite(gpu).all()}) against {ref.shape}"
+    scale = np.abs(ref).max()
+    err = np.abs(gpu.astype(np.float64) - ref).max() / scale
+    quantization = np.abs(ref - exact).max() / scale
+    bound = max(0.25 * quantization, 2 * 2.0 ** -8)
+    if err > bound:
+        return f"max |GPU - interpreter| / max |ref| = {err:.3g} > {bound:.3g} (fp8 vs fp32: {quantization:.3g})"
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(plan_cases.main("fp8 gemms", __doc__, CASES, check_case))
