@@ -16,6 +16,8 @@
 #include "ir/Interpreter/Tensor.h"
 #include "ir/KilnOps.h"
 
+#include <cstring>
+
 namespace kiln::codegen {
 
 llvm::Expected<unsigned> groupInputOf(FusionGroupOp group, mlir::Value value) {
@@ -116,6 +118,10 @@ llvm::Error PlanBuilderImpl::lowerGemmGroup(mlir::Operation *operation) {
   step.a = a->first;
   step.b = b->first;
   std::optional<DType> cType;
+  // Bias and C have the result's type; beside an FP8 result (a group ending in its consumer's
+  // quantization) the 16-bit type the epilogue computed in before.
+  bool fp8Out = result->dtype == DType::F8E4M3FN;
+  auto widened = [&](DType t) { return fp8Out ? (t == DType::BF16 || t == DType::F16) : t == result->dtype; };
 
   // The epilogue, in body order after the matmul.
   mlir::Value current = matmul.getResult();
@@ -127,11 +133,15 @@ llvm::Error PlanBuilderImpl::lowerGemmGroup(mlir::Operation *operation) {
         return operand.takeError();
       if (operand->second.numElements() == step.n && !step.bias) {
         step.bias = operand->first;
-        if (operand->second.dtype != result->dtype)
-          return opError(operation, "the bias of a gemm group must have the result's element type (cuBLASLt)");
+        if (!widened(operand->second.dtype) || (cType && *cType != operand->second.dtype))
+          return opError(operation, "the bias of a gemm group must have the result's element type (cuBLASLt; bf16 "
+                                    "or f16 beside an FP8 result, C's type)");
+        cType = operand->second.dtype;
       } else if (operand->second.shape == result->shape && !step.c) {
         step.c = operand->first;
         step.beta = 1.0f;
+        if (fp8Out && (!widened(operand->second.dtype) || (cType && *cType != operand->second.dtype)))
+          return opError(operation, "beside an FP8 result, a gemm group's residual is bf16 or f16, the bias's type");
         cType = operand->second.dtype;
       } else {
         return opError(operation, "internal: a gemm group adds a value that is neither its bias row nor a residual");
@@ -143,6 +153,20 @@ llvm::Error PlanBuilderImpl::lowerGemmGroup(mlir::Operation *operation) {
     } else if (llvm::isa<GeluOp>(op)) {
       step.activation = plan::Activation::Gelu; // the verifier admits only the tanh approximation
       current = op.getResult(0);
+    } else if (auto quantize = llvm::dyn_cast<QuantizeOp>(op)) {
+      // The consumer's quantization: cuBLASLt multiplies D by scaleD and rounds to E4M3
+      // (saturating), x * (1 / s) where the interpreter divides, x / s: an f32 rounding apart.
+      auto scale = groupConstantScalar(group, quantize.getScale());
+      if (!scale)
+        return scale.takeError();
+      float reciprocal = static_cast<float>(1.0 / *scale);
+      uint8_t bytes[sizeof(float)];
+      std::memcpy(bytes, &reciprocal, sizeof(float));
+      TensorDesc scalar;
+      scalar.dtype = DType::F32;
+      scalar.shape = {1};
+      step.scaleD = newWeightBuffer(name + ".scale_d", scalar, bytes);
+      current = quantize.getResult();
     }
   }
   if (auto problem = gemmTypeProblem(aDesc.dtype, bDesc.dtype, result->dtype, cType))

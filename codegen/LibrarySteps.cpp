@@ -42,8 +42,10 @@ std::optional<std::string> gemmTypeProblem(DType a, DType b, DType result, std::
   if (!fp8 && (!isLibraryFloat(a) || b != a))
     return "GPU matrix products take f32, f16, bf16 or f8e4m3fn operands of one type (cuBLASLt), not " + name(a) +
            " and " + name(b);
-  if (fp8 && !isLibraryFloat(result))
-    return "an FP8 matrix product gives f32, f16 or bf16, not " + name(result);
+  if (fp8 && !isLibraryFloat(result) && result != DType::F8E4M3FN)
+    return "an FP8 matrix product gives f32, f16, bf16 or f8e4m3fn, not " + name(result);
+  if (fp8 && result == DType::F8E4M3FN)
+    return std::nullopt; // C and bias are checked beside the epilogue that scales D
   if (!fp8 && result != a && result != DType::F32)
     return "a GPU matrix product of " + name(a) + " operands gives " + name(a) + " or f32, not " + name(result);
   if (c && *c != result)

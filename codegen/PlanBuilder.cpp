@@ -105,15 +105,20 @@ llvm::Expected<uint32_t> PlanBuilderImpl::bufferFor(mlir::Value value) {
   auto bytes = constantBytes(constant.getValue());
   if (!bytes)
     return opError(constant, llvm::toString(bytes.takeError()));
-  weights_.resize((weights_.size() + plan::kBufferAlignment - 1) / plan::kBufferAlignment * plan::kBufferAlignment, 0);
-  plan::Buffer buffer = typedBuffer(nodeName(constant), plan::MemorySpace::Weights, *type);
-  buffer.offset = weights_.size();
-  weights_.insert(weights_.end(), bytes->begin(), bytes->end());
-  plan_.buffers.push_back(buffer);
-  storageOf_.push_back(-1);
-  uint32_t index = static_cast<uint32_t>(plan_.buffers.size() - 1);
+  uint32_t index = newWeightBuffer(nodeName(constant), *type, *bytes);
   bufferOf_[value] = index;
   return index;
+}
+
+uint32_t PlanBuilderImpl::newWeightBuffer(const std::string &name, const TensorDesc &type,
+                                          llvm::ArrayRef<uint8_t> bytes) {
+  weights_.resize((weights_.size() + plan::kBufferAlignment - 1) / plan::kBufferAlignment * plan::kBufferAlignment, 0);
+  plan::Buffer buffer = typedBuffer(name, plan::MemorySpace::Weights, type);
+  buffer.offset = weights_.size();
+  weights_.insert(weights_.end(), bytes.begin(), bytes.end());
+  plan_.buffers.push_back(buffer);
+  storageOf_.push_back(-1);
+  return static_cast<uint32_t>(plan_.buffers.size() - 1);
 }
 
 //===-- Generated kernels -------------------------------------------------===//

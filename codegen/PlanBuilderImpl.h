@@ -41,6 +41,8 @@ public:
 
   /// The buffer holding `value` (weights are placed on first use).
   llvm::Expected<uint32_t> bufferFor(mlir::Value value);
+  /// A weights buffer of `type` holding `bytes` (a constant codegen computes itself).
+  uint32_t newWeightBuffer(const std::string &name, const TensorDesc &type, llvm::ArrayRef<uint8_t> bytes);
   /// A fresh arena tensor of `type` (its own storage). Every plan buffer records the element
   /// type and shape it holds; steps take their operands' types from their buffers.
   uint32_t newArenaBuffer(const std::string &name, const TensorDesc &type);

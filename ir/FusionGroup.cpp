@@ -61,12 +61,13 @@ LogicalResult verifyGemmBody(FusionGroupOp group) {
       matmul = &op;
       continue;
     }
-    bool epilogue = llvm::isa<CastOp, AddOp, ReluOp>(op);
+    // An FP8 GEMM may end in its consumer's quantization (cuBLASLt's scaled FP8 D).
+    bool epilogue = llvm::isa<CastOp, AddOp, ReluOp>(op) || (llvm::isa<QuantizeOp>(op) && isGroupElementwise(&op));
     if (auto gelu = llvm::dyn_cast<GeluOp>(op))
       epilogue = gelu.getApproximate() == "tanh";
     if (!epilogue)
       return op.emitOpError() << "cannot be in a gemm fusion group: its epilogue holds bias and residual adds, "
-                                 "relu, tanh gelu and casts";
+                                 "relu, tanh gelu, casts and a per-tensor quantize";
   }
   if (!matmul)
     return group.emitOpError() << "a gemm fusion group holds one kiln.matmul";

@@ -742,7 +742,8 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
        result's shape, then at most one `kiln.relu` or tanh `kiln.gelu`, then the rounding
        cast; one cuBLASLt matmul with its bias/activation epilogue and the residual as C.
        An 8-bit GEMM starts with `kiln.dequantize` of its input and of its weight, stored
-       `[N, K]` and read through `kiln.transpose` [1, 0] (kiln-fold-quantization).
+       `[N, K]` and read through `kiln.transpose` [1, 0] (kiln-fold-quantization), and may end
+       in a per-tensor `kiln.quantize` to f8E4M3FN (its consumer's: the scaled FP8 result).
      * `conv`: one `channels_last` 2-d `kiln.conv` and its epilogue: `kiln.add` of a bias row
        (`[M]`, when the conv has no bias operand) and/or of a residual of the result's shape,
        then at most one of `kiln.relu`, `kiln.clip` (constant bounds), `kiln.sigmoid`,

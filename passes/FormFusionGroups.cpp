@@ -87,10 +87,17 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       Operation *root = members.back();
       // An FP8 linear layer (kiln-fold-quantization's form) takes its operands'
       // dequantizations: the 8-bit tensors become the GEMM's operands.
-      if (std::optional<QuantizedLinearLayer> quantized = matchQuantizedLinearLayer(matmul))
+      if (std::optional<QuantizedLinearLayer> quantized = matchQuantizedLinearLayer(matmul)) {
         for (Operation *op : {quantized->input.getOperation(), quantized->weight.getOperation(),
                               quantized->weightTranspose.getOperation()})
           members.insert(op);
+        // Its result's quantization for the next FP8 layer, when nothing else reads the
+        // result: cuBLASLt scales D and writes E4M3 (half the bytes, no quantize kernel).
+        if (Operation *quantize = fp8QuantizationOf(root->getResult(0))) {
+          members.insert(quantize);
+          root = quantize;
+        }
+      }
       if (members.size() < 2)
         continue;
       formGroup(root, members, "gemm", matmul);
@@ -121,6 +128,18 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
         taken.insert(member);
       formGroup(root, members, "elementwise", nullptr);
     }
+  }
+
+  /// The single user of `value` when it is a per-tensor, symmetric quantization to E4M3 (what a
+  /// cuBLASLt FP8 GEMM's scaled D computes); null otherwise.
+  static Operation *fp8QuantizationOf(Value value) {
+    if (!value.hasOneUse())
+      return nullptr;
+    auto quantize = llvm::dyn_cast<QuantizeOp>(*value.getUsers().begin());
+    if (!quantize || !isGroupElementwise(quantize) || !isZeroConstant(quantize.getZeroPoint()) ||
+        !llvm::isa<mlir::Float8E4M3FNType>(elementOf(quantize.getResult())))
+      return nullptr;
+    return quantize;
   }
 
   /// The matmul and the ops a cuBLASLt epilogue can take over from it, in order:

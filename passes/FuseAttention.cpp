@@ -503,10 +503,14 @@ private:
         builder.getBoolAttr(false), builder.getDenseI64ArrayAttr(q->view), builder.getDenseI64ArrayAttr(k.view),
         builder.getDenseI64ArrayAttr(v->view), builder.getDenseI64ArrayAttr(o->view),
         mask ? builder.getDenseI64ArrayAttr(maskView) : mlir::DenseI64ArrayAttr());
+    // The head merge's ONNX value is now computed by the attention step (or the row zeroing
+    // after it): the name moves there, so calibration ranges and dumps still find it.
+    std::string merged = onnxValueName(o->base);
     o->base.replaceAllUsesWith(attention.getOutput());
-    if (resultBshd)
-      zeroMaskedRows(attention, m.mask, *resultBshd);
+    Value result = resultBshd ? zeroMaskedRows(attention, m.mask, *resultBshd) : attention.getOutput();
     eraseDead(m.absorbed);
+    if (!merged.empty())
+      setOnnxValueName(result, merged);
   }
 
   /// Whether every value of `mask` is finite (up to f16's largest) or -inf: a cast, reshape or
@@ -531,8 +535,8 @@ private:
   /// What Where(IsNaN(p), 0, p) did, after the step: the rows of its result whose mask row is
   /// all -inf become zero. all = IsInf(ReduceMax(mask, last axis)) once per mask; the result
   /// (packed [b, s, h, d] when `bshd`, else [b, h, s, d]) is selected through reshapes, which
-  /// codegen makes views.
-  void zeroMaskedRows(AttentionOp attention, Value mask, bool bshd) {
+  /// codegen makes views. Returns the zeroed result.
+  Value zeroMaskedRows(AttentionOp attention, Value mask, bool bshd) {
     mlir::Location loc = attention.getLoc();
     llvm::ArrayRef<int64_t> d = attention.getDims();
     int64_t B = d[0], H = d[1], Sq = d[2], Dv = d[5];
@@ -572,6 +576,7 @@ private:
     Value selected = WhereOp::create(builder, loc, fourType, rows, zero, four);
     Value result = ReshapeOp::create(builder, loc, resultType, selected);
     attention.getOutput().replaceAllUsesExcept(result, four);
+    return result;
   }
 
   /// Sets `builder` right after `mask` is defined (so every layer sharing the mask can use what

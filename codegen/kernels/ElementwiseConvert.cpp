@@ -10,6 +10,8 @@
 
 #include "codegen/kernels/ElementwiseSource.h"
 
+#include <algorithm>
+
 namespace kiln::codegen::elementwise {
 
 namespace {
@@ -140,7 +142,14 @@ StatusOr<Kernel> quantizeElement(const OpDesc &op) {
   kernel.inputs = {operandInput(op, 0, ct), operandInput(op, 1, ct), operandInput(op, 2, "double")};
   kernel.inputs[1].shape = kernel.inputs[2].shape = paramShape.value();
   std::string quotient = "const " + ct + " q = x0 / x1;\n  ";
-  if (out == DType::F8E4M3FN) {
+  bool zeroIsZero = zeroPoint.floats && std::all_of(zeroPoint.floats->begin(), zeroPoint.floats->end(), [](double z) { return z == 0; });
+  if (out == DType::F8E4M3FN && ct == "float" && zeroIsZero) {
+    // A symmetric scale (every FP8 plan's): the float quotient rounds to f8 directly, one
+    // hardware conversion (cvt.rn.satfinite.e4m3), the same rounding as from double since q
+    // is a float; the double path below costs a software conversion per element.
+    kernel.body = quotient + "po[oo].__x = __nv_cvt_float_to_fp8(q, " +
+                  (op.attrInt("saturate", 1) != 0 ? "__NV_SATFINITE" : "__NV_NOSAT") + ", __NV_E4M3);";
+  } else if (out == DType::F8E4M3FN) {
     // The quotient plus zero point rounds to f8 (half to even); `saturate` clamps to +-448.
     kernel.body = quotient + storeDouble(out, "(double)q + x2", op.attrInt("saturate", 1) != 0);
   } else {

@@ -112,6 +112,8 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
     used.push_back(*s.c);
   if (s.bias)
     used.push_back(*s.bias);
+  if (s.scaleD)
+    used.push_back(*s.scaleD);
   for (uint32_t idx : used)
     if (idx >= plan.buffers.size())
       return bad("gemm names buffer " + std::to_string(idx) + " but the plan has " + std::to_string(plan.buffers.size()));
@@ -120,23 +122,29 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
   // validatePlan's type rules, re-checked here because the types decide how many bytes cuBLASLt
   // touches: A and B share one type, D has A's or f32, C and bias have D's.
   plan::DType ab = plan.buffers[s.a].dtype, cd = plan.buffers[s.d].dtype;
-  std::optional<cudaDataType_t> abType = cudaTypeOf(ab), cdType = cudaTypeOf(cd);
+  bool fp8 = ab == plan::DType::F8E4M3FN, fp8Out = cd == plan::DType::F8E4M3FN;
+  // C and bias: D's type, or (FP8 D, scaled by scaleD) a 16-bit type of their own.
+  plan::DType cb = fp8Out ? (s.c ? plan.buffers[*s.c].dtype : s.bias ? plan.buffers[*s.bias].dtype : plan::DType::BF16)
+                          : cd;
+  std::optional<cudaDataType_t> abType = cudaTypeOf(ab), cdType = cudaTypeOf(cd), cType = cudaTypeOf(cb);
   auto hasType = [&](const std::optional<uint32_t> &idx, plan::DType type) {
     return !idx || plan.buffers[*idx].dtype == type;
   };
-  bool fp8 = ab == plan::DType::F8E4M3FN;
-  if (!abType || !cdType || !hasType(s.b, ab) || (!fp8 && cd != ab && cd != plan::DType::F32) ||
-      cd == plan::DType::F8E4M3FN || !hasType(s.c, cd) || !hasType(s.bias, cd))
+  bool fp8OutFits = fp8 && s.scaleD && plan.buffers[*s.scaleD].dtype == plan::DType::F32 &&
+                    plan.buffers[*s.scaleD].bytes >= 4 && (cb == plan::DType::BF16 || cb == plan::DType::F16);
+  if (!abType || !cdType || !cType || !hasType(s.b, ab) || (!fp8 && cd != ab && cd != plan::DType::F32) ||
+      (fp8Out && !fp8OutFits) || (s.scaleD && !fp8Out) || !hasType(s.c, cb) || !hasType(s.bias, cb))
     return bad("gemm operand types " + operandTypes(plan, s) +
                " are not supported by the runtime (A and B one of f32, f16, bf16, f8e4m3fn; D A's type or f32, or "
-               "f32, f16, bf16 for FP8; C and bias D's type); recompile with another precision");
+               "for FP8 f32, f16, bf16, or f8e4m3fn with an f32 scaleD and 16-bit C and bias; C and bias D's type "
+               "otherwise); recompile with another precision");
   // cuBLASLt runs FP8 only as TN (its A transposed: the plan's B stored [n, k]) with 16-byte rows.
   if (fp8 && (s.transA || !s.transB || s.k % 16 != 0 || s.n % 16 != 0))
     return bad("an FP8 gemm needs A [m, k] and B stored [n, k] (transA 0, transB 1) with k and n multiples of 16; "
                "recompile");
   // The buffers must hold what cuBLASLt will touch (validatePlan checks this as well; the
   // runtime re-checks what protects device memory).
-  size_t abElem = plan::dtypeBytes(ab), cdElem = plan::dtypeBytes(cd);
+  size_t abElem = plan::dtypeBytes(ab), cdElem = plan::dtypeBytes(cd), cbElem = plan::dtypeBytes(cb);
   auto need = [&](int64_t rows, int64_t cols, int64_t stride, size_t elem) {
     return static_cast<uint64_t>(((s.batch - 1) * stride + rows * cols) * static_cast<int64_t>(elem));
   };
@@ -150,9 +158,9 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
   KILN_RETURN_IF_ERROR(checkSize(s.b, need(s.k, s.n, s.strideB, abElem), "B"));
   KILN_RETURN_IF_ERROR(checkSize(s.d, need(s.m, s.n, s.strideD, cdElem), "D"));
   if (s.c)
-    KILN_RETURN_IF_ERROR(checkSize(*s.c, need(s.m, s.n, s.strideC, cdElem), "C"));
+    KILN_RETURN_IF_ERROR(checkSize(*s.c, need(s.m, s.n, s.strideC, cbElem), "C"));
   if (s.bias)
-    KILN_RETURN_IF_ERROR(checkSize(*s.bias, static_cast<uint64_t>(s.n) * cdElem, "bias"));
+    KILN_RETURN_IF_ERROR(checkSize(*s.bias, static_cast<uint64_t>(s.n) * cbElem, "bias"));
 
   auto problem = std::unique_ptr<GemmProblem>(new GemmProblem());
   problem->plan_ = &plan;
@@ -160,6 +168,7 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
   problem->label_ = std::move(label);
   problem->typeAB_ = *abType;
   problem->typeCD_ = *cdType;
+  problem->typeC_ = *cType;
   const std::string &what = problem->label_;
 
   // fp32 accumulation always; TF32 tensor cores only where f32 operands allow them (half
@@ -181,6 +190,9 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
     // fp32 (the inference setting; the 8-bit inputs dominate the error).
     int8_t fastAccum = 1;
     KILN_RETURN_IF_ERROR(setDesc(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, fastAccum, what + ": setting FAST_ACCUM"));
+    if (fp8Out) // the bias is C's 16-bit type, not D's
+      KILN_RETURN_IF_ERROR(setDesc(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<int32_t>(*cType),
+                                   what + ": setting the bias type"));
   }
   cublasLtEpilogue_t epilogue = epilogueOf(s);
   KILN_RETURN_IF_ERROR(setDesc(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue, what + ": setting the epilogue"));
@@ -196,7 +208,7 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
                                 : layout(*abType, s.n, s.k, s.strideB, problem->layoutA_));
   KILN_RETURN_IF_ERROR(s.transA ? layout(*abType, s.m, s.k, s.strideA, problem->layoutB_)
                                 : layout(*abType, s.k, s.m, s.strideA, problem->layoutB_));
-  KILN_RETURN_IF_ERROR(layout(*cdType, s.n, s.m, s.c ? s.strideC : s.strideD, problem->layoutC_));
+  KILN_RETURN_IF_ERROR(layout(*cType, s.n, s.m, s.c ? s.strideC : s.strideD, problem->layoutC_));
   KILN_RETURN_IF_ERROR(layout(*cdType, s.n, s.m, s.strideD, problem->layoutD_));
 
   auto offset = [&](uint32_t idx) { return plan.buffers[idx].offset; };
@@ -205,8 +217,9 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
   };
   problem->alignA_ = alignmentOf({offset(s.b), strideBytes(s.strideB, abElem)});
   problem->alignB_ = alignmentOf({offset(s.a), strideBytes(s.strideA, abElem)});
-  problem->alignC_ = s.c ? alignmentOf({offset(*s.c), strideBytes(s.strideC, cdElem)})
-                         : alignmentOf({offset(s.d), strideBytes(s.strideD, cdElem)});
+  problem->alignC_ = s.c ? alignmentOf({offset(*s.c), strideBytes(s.strideC, cbElem)})
+                     : fp8Out ? problem->alignA_
+                              : alignmentOf({offset(s.d), strideBytes(s.strideD, cdElem)});
   problem->alignD_ = alignmentOf({offset(s.d), strideBytes(s.strideD, cdElem)});
   return problem;
 }
@@ -232,10 +245,16 @@ Status GemmProblem::setPointers(const DeviceResources &res) {
   a_ = bufferAddress(*plan_, s.b, res); // cuBLASLt's A is the plan's B
   b_ = bufferAddress(*plan_, s.a, res);
   d_ = bufferAddress(*plan_, s.d, res);
-  c_ = s.c ? bufferAddress(*plan_, *s.c, res) : d_; // not read when beta == 0
+  // C is not read when beta == 0, but cuBLASLt refuses C aliasing a D of another type (an
+  // FP8 D beside its 16-bit C layout): point it at cuBLASLt's A instead, never written.
+  c_ = s.c ? bufferAddress(*plan_, *s.c, res) : typeC_ != typeCD_ ? a_ : d_;
   if (s.bias) {
     bias_ = bufferAddress(*plan_, *s.bias, res);
     KILN_RETURN_IF_ERROR(setDesc(desc_.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_, label_ + ": setting the bias pointer"));
+  }
+  if (s.scaleD) {
+    const void *scale = bufferAddress(*plan_, *s.scaleD, res);
+    KILN_RETURN_IF_ERROR(setDesc(desc_.get(), CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, scale, label_ + ": setting the D scale"));
   }
   return Status::ok();
 }
@@ -325,7 +344,7 @@ StatusOr<uint64_t> GemmProblem::check(const DeviceResources &res, const TunedAlg
                                     label_ + ": reading the cached algorithm's id"));
   std::vector<int> ids(256);
   int count = 0;
-  KILN_RETURN_IF_ERROR(cublasStatus(cublasLtMatmulAlgoGetIds(res.cublasLt, compute_, CUDA_R_32F, typeAB_, typeAB_, typeCD_, typeCD_,
+  KILN_RETURN_IF_ERROR(cublasStatus(cublasLtMatmulAlgoGetIds(res.cublasLt, compute_, CUDA_R_32F, typeAB_, typeAB_, typeC_, typeCD_,
                                                              static_cast<int>(ids.size()), ids.data(), &count),
                                     label_ + ": cublasLtMatmulAlgoGetIds"));
   if (std::find(ids.begin(), ids.begin() + std::max(count, 0), id) == ids.begin() + std::max(count, 0))

@@ -54,6 +54,7 @@ private:
 
   cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
   cudaDataType_t typeAB_ = CUDA_R_32F, typeCD_ = CUDA_R_32F; // plan A and B; C, D and bias
+  cudaDataType_t typeC_ = CUDA_R_32F; // C and bias: D's type, or 16-bit beside an FP8 D
   const plan::Plan *plan_ = nullptr;
   plan::GemmStep step_;
   std::string label_;

@@ -45,7 +45,7 @@
 namespace kiln::plan {
 
 /// Format version of the container; bump on any incompatible change of the byte layout.
-inline constexpr uint32_t kFormatVersion = 6;
+inline constexpr uint32_t kFormatVersion = 7;
 /// Alignment of buffer offsets in the arena and in the weights blob.
 inline constexpr uint64_t kBufferAlignment = 256;
 /// Alignment of the weights blob's offset in the file (a page, so it can be memory-mapped).
@@ -202,6 +202,9 @@ struct GemmStep {
   uint32_t a = 0, b = 0, d = 0;
   std::optional<uint32_t> c;    // required when beta != 0
   std::optional<uint32_t> bias; // n elements
+  // An FP8 gemm whose D is f8e4m3fn: one f32 holding the factor D is multiplied by before it
+  // is rounded to E4M3 (1 / the next quantization's scale); C and bias are then bf16 or f16.
+  std::optional<uint32_t> scaleD;
 
   template <class Self, class V> static void visitFields(Self &self, V &&v) {
     v("math", self.math);
@@ -223,6 +226,7 @@ struct GemmStep {
     v("d", bufferRef(self.d));
     v("c", bufferRef(self.c));
     v("bias", bufferRef(self.bias));
+    v("scaleD", bufferRef(self.scaleD));
   }
   bool operator==(const GemmStep &) const = default;
 };

@@ -277,12 +277,31 @@ private:
     std::string aType(dtypeName(a)), dType(dtypeName(d));
     if (!checkType(where, "B", g.b, a, "A is " + aType + " and B must have A's type"))
       return false;
+    if (g.scaleD && d != DType::F8E4M3FN)
+      return fail(where + ": scaleD goes with an f8e4m3fn D only, D (" + bufferLabel(g.d) + ") is " + dType);
     if (fp8) {
-      if (!isLibraryType(d))
-        return fail(where + ": D (" + bufferLabel(g.d) + ") is " + dType + "; an FP8 gemm gives f32, f16 or bf16");
       if (g.transA || !g.transB || g.k % 16 != 0 || g.n % 16 != 0)
         return fail(where + ": FP8 gemms run only with A [m, k] and B stored [n, k] (transA 0, transB 1), k and n "
                             "multiples of 16 (cuBLASLt on Hopper)");
+      if (d == DType::F8E4M3FN) {
+        // D rounds to E4M3 after scaleD; C and bias keep a 16-bit type of their own.
+        if (!g.scaleD || !checkType(where, "scaleD", *g.scaleD, DType::F32, "an f8e4m3fn D is scaled by one f32") ||
+            !checkOperand(where, "scaleD", *g.scaleD, std::optional<uint64_t>(4), false))
+          return g.scaleD ? false : fail(where + ": an f8e4m3fn D needs scaleD (one f32)");
+        std::optional<DType> wide;
+        for (std::optional<uint32_t> operand : {g.c, g.bias})
+          if (operand) {
+            DType t = typeOf(*operand);
+            if ((t != DType::BF16 && t != DType::F16) || (wide && t != *wide))
+              return fail(where + ": with an f8e4m3fn D, C and bias are bf16 or f16, one type (" + bufferLabel(*operand) +
+                          " is " + std::string(dtypeName(t)) + ")");
+            wide = t;
+          }
+        return true;
+      }
+      if (!isLibraryType(d))
+        return fail(where + ": D (" + bufferLabel(g.d) + ") is " + dType +
+                    "; an FP8 gemm gives f32, f16, bf16, or f8e4m3fn with scaleD");
     } else if (d != a && d != DType::F32) {
       return fail(where + ": D (" + bufferLabel(g.d) + ") is " + dType + " but must have A's type (" + aType +
                   ") or f32");
@@ -312,11 +331,13 @@ private:
     if (!checkGemmTypes(where, g))
       return false;
     DType a = typeOf(g.a), d = typeOf(g.d);
+    // C and bias have D's type, or their own 16-bit one beside an f8e4m3fn D.
+    DType cb = g.c ? typeOf(*g.c) : g.bias ? typeOf(*g.bias) : d;
     return checkOperand(where, "A", g.a, batchedBytes(g, a, g.m, g.k, g.strideA), false) &&
            checkOperand(where, "B", g.b, batchedBytes(g, a, g.k, g.n, g.strideB), false) &&
-           (!g.c || checkOperand(where, "C", *g.c, batchedBytes(g, d, g.m, g.n, g.strideC), false)) &&
+           (!g.c || checkOperand(where, "C", *g.c, batchedBytes(g, cb, g.m, g.n, g.strideC), false)) &&
            checkOperand(where, "D", g.d, batchedBytes(g, d, g.m, g.n, g.strideD), true) &&
-           (!g.bias || checkOperand(where, "bias", *g.bias, mulChecked(g.n, dtypeBytes(d)), false));
+           (!g.bias || checkOperand(where, "bias", *g.bias, mulChecked(g.n, dtypeBytes(cb)), false));
   }
 
   /// x, w, y and bias share one of f32, f16, bf16.

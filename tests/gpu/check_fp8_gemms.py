@@ -4,7 +4,8 @@
 Each case is a small ONNX model of linear layers (MatMul by a constant weight, bias, ReLU,
 residual adds), calibrated with `kiln calibrate` on random inputs. The compiled plan must run
 every linear layer whose K and N are multiples of 16 as one cuBLASLt FP8 gemm step (E4M3 A and
-B, B stored [N, K]: `transB=1`, the scales in alpha) and keep the others in bf16 (compile-only
+B, B stored [N, K]: `transB=1`, the scales in alpha; E4M3 D scaled by `scaleD` when the next
+layer is FP8 too) and keep the others in bf16 (compile-only
 half, on any machine). On the GPU, `kiln run` must agree with `kiln eval --precision fp8` of the
 same model (the interpreter evaluates the same quantized module exactly): the GPU's FP8
 kernels accumulate in their own order (FAST_ACCUM), so a value near a rounding boundary of a
@@ -77,10 +78,16 @@ def check_case(kiln, work, case, compile_only):
         return "compile: " + proc.stderr.strip()
     steps = [line for line in run([kiln, "inspect", plan]).stdout.splitlines() if line.startswith("step ")]
     gemms = [line for line in steps if " gemm " in line]
+    def is_fp8(layer):
+        return layer[0] % 16 == 0 and layer[1] % 16 == 0
+
     for i, (k, n, *_rest) in enumerate(layers):
         step = [line for line in gemms if f'"fc{i}"' in line.split(" nodes=")[0]]
-        fp8 = k % 16 == 0 and n % 16 == 0
+        fp8 = is_fp8(layers[i])
+        # Feeding another FP8 layer, its result is that layer's quantization: an E4M3 D scaled by scaleD.
+        fp8_out = fp8 and i + 1 < len(layers) and is_fp8(layers[i + 1])
         want = [f"k={k} ", f"n={n} "] + (["transB=1", ":f8e4m3fn[", "d=fc"] if fp8 else ["transB=0", ":bf16["])
+        want += [f"d=fc{i}:f8e4m3fn[", "scaleD=fc"] if fp8_out else [f"d=fc{i}:bf16[", "scaleD=-"]
         if len(step) != 1 or not all(w in step[0] for w in want) or (not fp8 and "f8e4m3fn" in step[0]):
             return f"fc{i} (K={k}, N={n}) should be one {'FP8' if fp8 else 'bf16'} gemm step:\n" + "\n".join(steps)
         if not fp8 and f"node 'fc{i}' (MatMul): not quantized, stays bf16: K = {k} or N = {n}" not in proc.stderr:

@@ -155,7 +155,7 @@ TEST(PlanFormatDoc, TableNamesEveryFieldKind) {
   EXPECT_EQ(buffer, "| buffer | `str name, u8 space, u64 offset, u64 bytes, u8 dtype, vec<i64> shape` |\n");
   EXPECT_NE(gemm.find("bool transA, "), std::string::npos) << gemm;
   EXPECT_NE(gemm.find("f32 alpha, "), std::string::npos) << gemm;
-  EXPECT_NE(gemm.find("buf a, buf b, buf d, opt<buf> c, opt<buf> bias` |"), std::string::npos) << gemm;
+  EXPECT_NE(gemm.find("buf a, buf b, buf d, opt<buf> c, opt<buf> bias, opt<buf> scaleD` |"), std::string::npos) << gemm;
   EXPECT_EQ(kernel, "| kernel (kind 1) | `img image, str function, u32 grid[3], u32 block[3], u32 sharedBytes, "
                     "vec<buf> args` |\n");
   EXPECT_EQ(recordRow<Step>(),

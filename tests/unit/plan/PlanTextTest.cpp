@@ -144,7 +144,7 @@ TEST(PlanText, JsonCheckerRejectsInvalidJson) {
 TEST(PlanText, TextOfTheSamplePlan) {
   Plan plan = makeSamplePlan();
   std::string expected =
-      "kiln-plan format=6 weightsBytes=3904\n"
+      "kiln-plan format=7 weightsBytes=3904\n"
       "metadata compilerVersion=\"0.1.0\" computeCapability=90 cudaVersion=13.0 cudnnVersion=9.19.0 "
       "cublasLtVersion=13.1.0 precision=\"tf32\" precisionOverrides=[] precisionChoice=\"\" model=\"tiny.onnx\" arenaBytes=5376 arenaLowerBound=4000\n"
       "input 0 \"x\" type=f32[1,3,8,8] buffer=x:f32[1,3,8,8]\n"
@@ -171,7 +171,7 @@ TEST(PlanText, TextOfTheSamplePlan) {
       "values=[\"/relu1/Relu_output_0\"] valueBuffers=[relu.y:f32[1,4,8,8]]\n"
       "step 2 \"/fc/Gemm\" op=\"kiln.gemm\" nodes=[\"/fc/Gemm\"] gemm math=tf32 batch=1 m=4 n=10 k=64 transA=0 "
       "transB=0 strideA=0 strideB=0 strideC=0 strideD=0 alpha=1 beta=0 activation=none a=relu.y:f32[1,4,8,8] "
-      "b=fc.w:f32[64,10] d=fc.y:f32[4,10] c=- bias=fc.b:f32[10] values=[\"logits\"] valueBuffers=[fc.y:f32[4,10]]\n"
+      "b=fc.w:f32[64,10] d=fc.y:f32[4,10] c=- bias=fc.b:f32[10] scaleD=- values=[\"logits\"] valueBuffers=[fc.y:f32[4,10]]\n"
       "step 3 \"/Reshape\" op=\"kiln.reshape\" nodes=[] copy src=fc.y:f32[4,10] dst=y:f32[4,10] bytes=160 values=[] valueBuffers=[]\n"
       "step 4 \"/up/ConvTranspose\" op=\"kiln.conv_transpose\" nodes=[\"/up/ConvTranspose\"] conv math=strict-f32 "
       "transpose=1 xShape=[1,4,8,8] wShape=[4,2,2,2] yShape=[1,2,16,16] pads=[0,0] strides=[2,2] dilations=[1,1] "
@@ -180,7 +180,7 @@ TEST(PlanText, TextOfTheSamplePlan) {
       "step 5 \"/bmm/MatMul\" op=\"kiln.matmul\" nodes=[\"/bmm/MatMul\",\"/bmm/Mul\",\"/bmm/Add\"] gemm "
       "math=strict-f32 batch=2 m=4 n=4 k=4 transA=1 transB=1 strideA=16 strideB=0 strideC=16 strideD=16 "
       "alpha=0.25 beta=0.5 activation=gelu a=relu.y:f32[1,4,8,8] b=bmm.b:f32[4,4] d=up.y:f32[1,2,16,16] "
-      "c=up.y:f32[1,2,16,16] bias=- values=[] valueBuffers=[]\n"
+      "c=up.y:f32[1,2,16,16] bias=- scaleD=- values=[] valueBuffers=[]\n"
       "step 6 \"/tail/Mul\" op=\"kiln.mul\" nodes=[\"/tail/Mul\"] kernel image=1 function=\"scale\" grid=[2,3,4] "
       "block=[8,8,4] sharedBytes=128 args=[] values=[] valueBuffers=[]\n"
       "image 0 \"kernels0\" smVersion=90 cubinBytes=64 ptxBytes=" + std::to_string(plan.images[0].ptx.size()) + "\n"
@@ -201,7 +201,7 @@ TEST(PlanText, OperandsShowTheirOwnTypes) {
   plan.buffers[5].shape = {64, 20};
   std::string text = planToText(plan);
   EXPECT_NE(text.find("a=\"onnx::MatMul 7\":bf16[4,64,2] b=fc.w:bf16[64,20] d=fc.y:f32[4,10] c=- "
-                      "bias=fc.b:f32[10] values=[\"logits\"]"),
+                      "bias=fc.b:f32[10] scaleD=- values=[\"logits\"]"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("buffer 4 \"onnx::MatMul 7\" space=arena offset=1792 bytes=1024 type=bf16[4,64,2]\n"),
@@ -222,7 +222,7 @@ TEST(PlanText, JsonOfTheSamplePlan) {
   JsonChecker checker(json);
   EXPECT_TRUE(checker.valid()) << "invalid JSON near byte " << checker.position() << ":\n" << json;
   for (const std::string &line : {
-           std::string("{\n  \"format\": 6,\n"),
+           std::string("{\n  \"format\": 7,\n"),
            std::string("  \"metadata\": {\"compilerVersion\": \"0.1.0\", \"computeCapability\": 90, \"cudaVersion\": "
                        "13000, \"cudnnVersion\": 91900, \"cublasLtVersion\": 130100, \"precision\": \"tf32\", "
                        "\"precisionOverrides\": [], \"precisionChoice\": \"\", \"model\": \"tiny.onnx\", \"arenaBytes\": 5376, \"arenaLowerBound\": 4000},\n"),
@@ -255,7 +255,7 @@ TEST(PlanText, JsonOfTheSamplePlan) {
                        "\"dtype\": \"f32\", \"shape\": [1,4,8,8]}, \"b\": {\"index\": 5, \"name\": \"fc.w\", "
                        "\"dtype\": \"f32\", \"shape\": [64,10]}, \"d\": {\"index\": 7, \"name\": \"fc.y\", \"dtype\": "
                        "\"f32\", \"shape\": [4,10]}, \"c\": null, \"bias\": {\"index\": 6, \"name\": \"fc.b\", "
-                       "\"dtype\": \"f32\", \"shape\": [10]}, \"values\": [\"logits\"], \"valueBuffers\": [{\"index\": 7, "
+                       "\"dtype\": \"f32\", \"shape\": [10]}, \"scaleD\": null, \"values\": [\"logits\"], \"valueBuffers\": [{\"index\": 7, "
                        "\"name\": \"fc.y\", \"dtype\": \"f32\", \"shape\": [4,10]}]},\n"),
            std::string("    {\"name\": \"/Reshape\", \"op\": \"kiln.reshape\", \"nodes\": [], \"kind\": \"copy\", "
                        "\"src\": {\"index\": 7, \"name\": \"fc.y\", \"dtype\": \"f32\", \"shape\": [4,10]}, \"dst\": "
@@ -265,7 +265,7 @@ TEST(PlanText, JsonOfTheSamplePlan) {
                        "[\"/bmm/MatMul\",\"/bmm/Mul\",\"/bmm/Add\"], \"kind\": \"gemm\", "),
            std::string("\"alpha\": 0.25, \"beta\": 0.5, \"activation\": \"gelu\", \"a\": {\"index\": 4, "),
            std::string("\"c\": {\"index\": 10, \"name\": \"up.y\", \"dtype\": \"f32\", \"shape\": [1,2,16,16]}, "
-                       "\"bias\": null, \"values\": [], \"valueBuffers\": []},\n"),
+                       "\"bias\": null, \"scaleD\": null, \"values\": [], \"valueBuffers\": []},\n"),
            std::string("    {\"name\": \"kernels1\", \"smVersion\": 90, \"cubinBytes\": 0, \"ptxBytes\": " +
                        std::to_string(plan.images[1].ptx.size()) + "}\n  ]\n}\n"),
        })
@@ -325,7 +325,7 @@ TEST(PlanText, ViewsOfAnInvalidPlanStillWork) {
 
 TEST(PlanText, EmptyPlan) {
   Plan plan;
-  EXPECT_EQ(planToText(plan), "kiln-plan format=6 weightsBytes=0\n"
+  EXPECT_EQ(planToText(plan), "kiln-plan format=7 weightsBytes=0\n"
                               "metadata compilerVersion=\"\" computeCapability=90 cudaVersion=none cudnnVersion=none "
                               "cublasLtVersion=none precision=\"\" precisionOverrides=[] precisionChoice=\"\" model=\"\" arenaBytes=0 arenaLowerBound=0\n");
   std::string json = planToJson(plan);

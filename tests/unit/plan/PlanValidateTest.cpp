@@ -343,10 +343,24 @@ TEST(PlanValidate, Fp8GemmsRunOnlyAsCublasLtTakesThem) {
   Plan oddN = fp8GemmPlan(DType::BF16);
   std::get<GemmStep>(oddN.steps[0].params).n = 8;
   EXPECT_NE(validatePlan(oddN).message().find(layout), std::string::npos) << validatePlan(oddN).toString();
-  Status fp8Out = validatePlan(fp8GemmPlan(DType::F8E4M3FN));
-  EXPECT_NE(fp8Out.message().find("D (buffer 3 'd') is f8e4m3fn; an FP8 gemm gives f32, f16 or bf16"),
-            std::string::npos)
-      << fp8Out.toString();
+  // An E4M3 D is scaled by one f32 (scaleD); bias (and C) keep a 16-bit type.
+  Plan fp8Out = fp8GemmPlan(DType::F8E4M3FN);
+  Status unscaled = validatePlan(fp8Out);
+  EXPECT_NE(unscaled.message().find("an f8e4m3fn D needs scaleD (one f32)"), std::string::npos) << unscaled.toString();
+  fp8Out.buffers[2] = {"bias", MemorySpace::Weights, 256, 32, DType::BF16, {16}};
+  fp8Out.buffers.push_back({"scale_d", MemorySpace::Weights, 0, 4, DType::F32, {1}});
+  std::get<GemmStep>(fp8Out.steps[0].params).scaleD = 4;
+  EXPECT_TRUE(validatePlan(fp8Out).isOk()) << validatePlan(fp8Out).toString();
+  EXPECT_TRUE(parsePlan(serializePlan(fp8Out)).isOk());
+  fp8Out.buffers[2] = {"bias", MemorySpace::Weights, 256, 64, DType::F32, {16}};
+  Status wideBias = validatePlan(fp8Out);
+  EXPECT_NE(wideBias.message().find("with an f8e4m3fn D, C and bias are bf16 or f16"), std::string::npos)
+      << wideBias.toString();
+  Plan bf16Scaled = fp8GemmPlan(DType::BF16);
+  bf16Scaled.buffers.push_back({"scale_d", MemorySpace::Weights, 0, 4, DType::F32, {1}});
+  std::get<GemmStep>(bf16Scaled.steps[0].params).scaleD = 4;
+  EXPECT_NE(validatePlan(bf16Scaled).message().find("scaleD goes with an f8e4m3fn D only"), std::string::npos)
+      << validatePlan(bf16Scaled).toString();
 }
 
 TEST(PlanValidate, OperandSizesUseEachOperandsType) {
