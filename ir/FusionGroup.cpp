@@ -17,14 +17,14 @@ namespace kiln {
 
 bool isElementwiseMap(Operation *op) { return op->hasTrait<OpTrait::ElementwiseMap>(); }
 
-bool isGroupElementwise(Operation *op) {
-  if (isElementwiseMap(op))
-    return true;
+bool isPerTensorQuantization(Operation *op) {
   if (!llvm::isa<QuantizeOp, DequantizeOp>(op))
     return false;
   auto oneElement = [](Value v) { return llvm::cast<RankedTensorType>(v.getType()).getNumElements() == 1; };
   return oneElement(op->getOperand(1)) && oneElement(op->getOperand(2));
 }
+
+bool isGroupElementwise(Operation *op) { return isElementwiseMap(op) || isPerTensorQuantization(op); }
 
 namespace {
 
@@ -62,7 +62,7 @@ LogicalResult verifyGemmBody(FusionGroupOp group) {
       continue;
     }
     // An FP8 GEMM may end in its consumer's quantization (cuBLASLt's scaled FP8 D).
-    bool epilogue = llvm::isa<CastOp, AddOp, ReluOp>(op) || (llvm::isa<QuantizeOp>(op) && isGroupElementwise(&op));
+    bool epilogue = llvm::isa<CastOp, AddOp, ReluOp>(op) || (llvm::isa<QuantizeOp>(op) && isPerTensorQuantization(&op));
     if (auto gelu = llvm::dyn_cast<GeluOp>(op))
       epilogue = gelu.getApproximate() == "tanh";
     if (!epilogue)

@@ -35,9 +35,12 @@ class ElementwiseMap : public mlir::OpTrait::TraitBase<ConcreteType, Elementwise
 /// Whether `op` has the ElementwiseMap trait.
 bool isElementwiseMap(mlir::Operation *op);
 
-/// What an elementwise fusion group may hold: ElementwiseMap ops, and kiln.quantize /
-/// kiln.dequantize per tensor (one scale and zero point broadcast to every element; per-axis
-/// parameters follow `axis`, not broadcasting).
+/// Whether `op` is a kiln.quantize or kiln.dequantize with one scale and one zero point.
+bool isPerTensorQuantization(mlir::Operation *op);
+
+/// What an elementwise fusion group may hold: ElementwiseMap ops, and per-tensor
+/// kiln.quantize / kiln.dequantize (one scale and zero point broadcast to every element;
+/// per-axis parameters follow `axis`, not broadcasting).
 bool isGroupElementwise(mlir::Operation *op);
 
 } // namespace kiln

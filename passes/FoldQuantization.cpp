@@ -52,7 +52,7 @@ std::optional<std::string> whyNoFp8Gemm(MatMulOp matmul, DequantizeOp input, Deq
   if (!llvm::isa<mlir::Float8E4M3FNType>(quantizedType(input)) ||
       !llvm::isa<mlir::Float8E4M3FNType>(quantizedType(weight)))
     return std::string("8-bit integer GEMMs are not implemented yet (FP8 E4M3 only)");
-  if (tensorType(input.getScale()).getNumElements() != 1 || tensorType(weight.getScale()).getNumElements() != 1)
+  if (!isPerTensorQuantization(input) || !isPerTensorQuantization(weight))
     return std::string("its scales are per channel; Hopper's FP8 GEMMs take one scale per operand "
                        "(kiln-insert-quantization per-tensor-weights)");
   if (!isZeroConstant(input.getZeroPoint()) || !isZeroConstant(weight.getZeroPoint()))
@@ -61,7 +61,7 @@ std::optional<std::string> whyNoFp8Gemm(MatMulOp matmul, DequantizeOp input, Deq
     return std::string("its weight is computed at run time, not a constant");
   auto weightShape = tensorType(weight.getInput()).getShape();
   if (weightShape.size() != 2 || tensorType(matmul.getLhs()).getRank() < 2)
-    return std::string("its weight is not 2-d");
+    return std::string("its weight is not 2-d or its input not a matrix (or a batch of rows)");
   if (weightShape[0] % 16 != 0 || weightShape[1] % 16 != 0)
     return "K = " + std::to_string(weightShape[0]) + " or N = " + std::to_string(weightShape[1]) +
            " is not a multiple of 16, as cuBLASLt's FP8 GEMMs need";

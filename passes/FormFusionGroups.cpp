@@ -136,7 +136,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     if (!value.hasOneUse())
       return nullptr;
     auto quantize = llvm::dyn_cast<QuantizeOp>(*value.getUsers().begin());
-    if (!quantize || !isGroupElementwise(quantize) || !isZeroConstant(quantize.getZeroPoint()) ||
+    if (!quantize || !isPerTensorQuantization(quantize) || !isZeroConstant(quantize.getZeroPoint()) ||
         !llvm::isa<mlir::Float8E4M3FNType>(elementOf(quantize.getResult())))
       return nullptr;
     return quantize;

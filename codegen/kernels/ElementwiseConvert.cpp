@@ -142,7 +142,8 @@ StatusOr<Kernel> quantizeElement(const OpDesc &op) {
   kernel.inputs = {operandInput(op, 0, ct), operandInput(op, 1, ct), operandInput(op, 2, "double")};
   kernel.inputs[1].shape = kernel.inputs[2].shape = paramShape.value();
   std::string quotient = "const " + ct + " q = x0 / x1;\n  ";
-  bool zeroIsZero = zeroPoint.floats && std::all_of(zeroPoint.floats->begin(), zeroPoint.floats->end(), [](double z) { return z == 0; });
+  bool zeroIsZero = zeroPoint.floats && std::all_of(zeroPoint.floats->begin(), zeroPoint.floats->end(),
+                                                    [](double z) { return z == 0; });
   if (out == DType::F8E4M3FN && ct == "float" && zeroIsZero) {
     // A symmetric scale (every FP8 plan's): the float quotient rounds to f8 directly, one
     // hardware conversion (cvt.rn.satfinite.e4m3), the same rounding as from double since q

@@ -217,9 +217,10 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
   };
   problem->alignA_ = alignmentOf({offset(s.b), strideBytes(s.strideB, abElem)});
   problem->alignB_ = alignmentOf({offset(s.a), strideBytes(s.strideA, abElem)});
-  problem->alignC_ = s.c ? alignmentOf({offset(*s.c), strideBytes(s.strideC, cbElem)})
-                     : fp8Out ? problem->alignA_
-                              : alignmentOf({offset(s.d), strideBytes(s.strideD, cdElem)});
+  // Without C, its pointer is D's, or cuBLASLt's A where C's type differs from D's (setPointers).
+  problem->alignC_ = s.c                  ? alignmentOf({offset(*s.c), strideBytes(s.strideC, cbElem)})
+                     : *cType != *cdType ? problem->alignA_
+                                         : alignmentOf({offset(s.d), strideBytes(s.strideD, cdElem)});
   problem->alignD_ = alignmentOf({offset(s.d), strideBytes(s.strideD, cdElem)});
   return problem;
 }
