@@ -130,7 +130,7 @@ llvm::Error opError(mlir::Operation *op, const llvm::Twine &message) {
 }
 
 namespace {
-/// OpDesc::body and OpDesc::yield of a fusion group whose operands `desc` already describes.
+/// OpDesc::body and OpDesc::yields of a fusion group whose operands `desc` already describes.
 llvm::Error describeBody(FusionGroupOp group, OpDesc &desc) {
   mlir::Block &block = group.getBody().front();
   llvm::DenseMap<mlir::Value, BodyRef> refs;
@@ -154,9 +154,12 @@ llvm::Error describeBody(FusionGroupOp group, OpDesc &desc) {
     desc.body.push_back(std::move(node));
   }
   auto yield = llvm::cast<YieldOp>(block.getTerminator());
-  if (yield.getValues().size() != 1 || !refs.count(yield.getValues().front()))
-    return opError(group, "internal: an elementwise fusion group yields one value of its body");
-  desc.yield = refs[yield.getValues().front()];
+  for (mlir::Value value : yield.getValues()) {
+    auto ref = refs.find(value);
+    if (ref == refs.end())
+      return opError(group, "internal: a fusion group yields a value from outside its body");
+    desc.yields.push_back(ref->second);
+  }
   return llvm::Error::success();
 }
 } // namespace

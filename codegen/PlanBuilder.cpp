@@ -43,7 +43,8 @@ bool isInPlaceCandidate(llvm::StringRef op) {
       "kiln.relu", "kiln.neg", "kiln.abs", "kiln.sign", "kiln.not", "kiln.leaky_relu", "kiln.elu", "kiln.selu",
       "kiln.hard_sigmoid", "kiln.gelu", "kiln.add", "kiln.sub", "kiln.mul", "kiln.div", "kiln.pow", "kiln.min",
       "kiln.max", "kiln.mod", "kiln.prelu", "kiln.and", "kiln.or", "kiln.xor", "kiln.where", "kiln.clip",
-      // An elementwise group reads a same-shaped input only at the element it writes.
+      // An elementwise group reads a same-shaped input only at the element it writes; a norm
+      // group too, and each row before it writes the row.
       "kiln.fusion_group"};
   return ops.contains(op);
 }

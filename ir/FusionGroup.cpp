@@ -97,6 +97,47 @@ LogicalResult verifyConvBody(FusionGroupOp group) {
   return success();
 }
 
+/// A norm group: one kiln.layer_norm whose scale and bias are group inputs; before it,
+/// elementwise ops computing its input (the prologue); after it, elementwise ops reading its
+/// result, each other and group inputs (the epilogue: not the prologue's values, which the
+/// kernel no longer holds when it normalizes). Every value has the layer_norm's shape or
+/// broadcasts to it; every result is a value of that shape the body computes.
+LogicalResult verifyNormBody(FusionGroupOp group) {
+  Block &block = group.getBody().front();
+  LayerNormOp norm;
+  for (Operation &op : block.without_terminator()) {
+    if (auto ln = llvm::dyn_cast<LayerNormOp>(op)) {
+      if (norm)
+        return op.emitOpError() << "is the second layer_norm of a norm fusion group; a group has one";
+      norm = ln;
+      for (Value v : {ln.getScale(), ln.getBias()})
+        if (v && !llvm::isa<BlockArgument>(v))
+          return op.emitOpError() << "in a norm fusion group must read its scale and bias from group inputs";
+      continue;
+    }
+    if (!isGroupElementwise(&op))
+      return op.emitOpError() << "cannot be in a norm fusion group: around its layer_norm only ops computed "
+                                 "element by element (the ElementwiseMap trait, per-tensor quantize/dequantize) can";
+    if (norm)
+      for (Value operand : op.getOperands())
+        if (Operation *def = operand.getDefiningOp(); def && def->isBeforeInBlock(norm))
+          return op.emitOpError() << "after the layer_norm of a norm fusion group reads a value computed before it";
+  }
+  if (!norm)
+    return group.emitOpError() << "a norm fusion group holds one kiln.layer_norm";
+  auto shape = llvm::cast<RankedTensorType>(norm.getResult().getType()).getShape();
+  for (Operation &op : block.without_terminator())
+    for (Value result : op.getResults())
+      if (!broadcastsTo(llvm::cast<RankedTensorType>(result.getType()).getShape(), shape))
+        return op.emitOpError() << "result of shape " << shapeText(llvm::cast<RankedTensorType>(result.getType()).getShape())
+                                << " does not broadcast to the layer_norm's shape " << shapeText(shape);
+  for (Value yielded : block.getTerminator()->getOperands())
+    if (llvm::isa<BlockArgument>(yielded) || llvm::cast<RankedTensorType>(yielded.getType()).getShape() != shape)
+      return group.emitOpError() << "a norm fusion group's results are values its body computes, of the "
+                                    "layer_norm's shape " << shapeText(shape);
+  return success();
+}
+
 } // namespace
 
 Operation *FusionGroupOp::getMatmul() {
@@ -132,8 +173,11 @@ LogicalResult FusionGroupOp::verify() {
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError() << "kiln.yield gives " << yield.getValues().size()
                          << " values whose types differ from the group's results";
+  if (getKind() == "norm")
+    return getNumResults() == 0 ? emitOpError() << "a norm fusion group has at least one result"
+                                : verifyNormBody(*this);
   if (getNumResults() != 1)
-    return emitOpError() << "a fusion group has one result, got " << getNumResults();
+    return emitOpError() << "a fusion group has one result (a norm group one or more), got " << getNumResults();
   if (getKind() == "gemm")
     return verifyGemmBody(*this);
   if (getKind() == "conv")

@@ -730,8 +730,9 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
   let description = [{
     Formed by `kiln-form-fusion-groups` the way IREE forms dispatch regions. The body is one
     block whose arguments are the group's inputs (same types, in order) and which ends in
-    `kiln.yield` of the group's results. The group is isolated from above: constants it reads
-    are inputs, so codegen sees every tensor a step touches as an operand.
+    `kiln.yield` of the group's results (one, except for `norm` groups). The group is isolated
+    from above: constants it reads are inputs, so codegen sees every tensor a step touches as
+    an operand.
 
     `kind` says what the group may hold and how codegen runs it:
      * `elementwise`: ops with the ElementwiseMap trait only, one result, every value's shape
@@ -749,6 +750,12 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
        then at most one of `kiln.relu`, `kiln.clip` (constant bounds), `kiln.sigmoid`,
        `kiln.hard_sigmoid`, `kiln.hard_swish`, then the rounding cast; one cuDNN graph
        (convolution and pointwise epilogue, fp32 inside).
+     * `norm`: one `kiln.layer_norm` whose scale and bias are group inputs, the elementwise
+       ops computing its input before it (the prologue: a residual sum) and elementwise ops
+       reading its result after it (the epilogue: casts, a per-tensor `kiln.quantize`), which
+       do not read prologue values. It may have several results, each a value of the
+       layer_norm's shape the body computes (the normalized value and its conversions, say);
+       one generated kernel normalizes each row and stores every result element.
 
     Rounding: inside a group every computed value stays in fp32 (f64 and integers in their own
     type); values of f16/bf16 are widened by explicit `kiln.cast`s at the group's inputs and
@@ -768,7 +775,7 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
     }
     ```
   }];
-  let arguments = (ins ConfinedAttr<StrAttr, [Kiln_OneOf<["elementwise", "gemm", "conv"]>]>:$kind,
+  let arguments = (ins ConfinedAttr<StrAttr, [Kiln_OneOf<["elementwise", "gemm", "conv", "norm"]>]>:$kind,
                        Variadic<Kiln_Tensor>:$inputs);
   let results = (outs Variadic<Kiln_Tensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);

@@ -114,6 +114,11 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       if (members.size() >= 2)
         formGroup(members.back(), members, "conv", conv);
     }
+    // Layer norms take the elementwise ops that compute their input and the conversions of
+    // their result (a bf16 cast, an FP8 quantize) before elementwise groups could.
+    llvm::SmallVector<LayerNormOp> norms(body.getOps<LayerNormOp>());
+    for (LayerNormOp norm : norms)
+      formNormGroup(norm);
     llvm::DenseSet<Operation *> taken;
     llvm::SmallVector<Operation *> order;
     for (Operation &op : body)
@@ -128,6 +133,106 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
         taken.insert(member);
       formGroup(root, members, "elementwise", nullptr);
     }
+  }
+
+  /// A `norm` group around `norm`: its prologue (the elementwise op computing its input, when
+  /// the layer_norm is that value's only reader, with the producers it absorbs) and its
+  /// epilogue (normEpilogue). Its results are the values read outside it: the normalized
+  /// value, the conversions. One kernel then reads the input's operands once and writes what
+  /// its readers need (post-LN BERT: the residual sum in, the f32 value for the next residual
+  /// and the E4M3 or bf16 input of the next linear layer out), where separate kernels read
+  /// and wrote each of those tensors again.
+  void formNormGroup(LayerNormOp norm) {
+    auto type = llvm::cast<RankedTensorType>(norm.getResult().getType());
+    mlir::Type element = type.getElementType();
+    // The body computes in f32 (f64); a narrow layer_norm's scale and bias would need casts the
+    // kernel does not read through.
+    auto sameElement = [&](Value v) { return !v || elementOf(v) == element; };
+    if (!type.hasStaticShape() || !(element.isF32() || element.isF64()) || !sameElement(norm.getScale()) ||
+        !sameElement(norm.getBias()))
+      return;
+    llvm::SetVector<Operation *> members;
+    Operation *producer = norm.getInput().getDefiningOp();
+    if (producer && isFusible(producer) && producer->getResult(0).hasOneUse() &&
+        producer->getResult(0).getType() == norm.getInput().getType())
+      members = collectMembers(producer, {});
+    members.insert(norm);
+    llvm::SetVector<Operation *> epilogue = normEpilogue(norm);
+    members.insert(epilogue.begin(), epilogue.end());
+    if (members.size() < 2)
+      return;
+    llvm::SmallVector<Operation *> ordered = inBlockOrder(members);
+    // The group goes where its first member is: every value a member reads outside the group is
+    // defined before it, or is a constant (the epilogue's scales), moved up.
+    Operation *first = ordered.front();
+    llvm::SetVector<Value> inputs = groupInputs(ordered, members);
+    for (Value input : inputs)
+      if (Operation *def = input.getDefiningOp(); def && def->getBlock() == first->getBlock() &&
+                                                  first->isBeforeInBlock(def) && !llvm::isa<ConstantOp>(def))
+        return;
+    for (Value input : inputs)
+      if (Operation *def = input.getDefiningOp(); def && first->isBeforeInBlock(def))
+        def->moveBefore(first);
+    llvm::SmallVector<Value> results;
+    for (Operation *member : ordered)
+      if (llvm::any_of(member->getUsers(), [&](Operation *user) { return !members.contains(user); }))
+        results.push_back(member->getResult(0));
+    if (results.empty())
+      return;
+    buildGroup(results, members, "norm", norm, first);
+  }
+
+  /// The ops after `norm` its kernel can compute per element of the result: elementwise ops of
+  /// the result's shape reading only the normalized value, each other and constants, taken when
+  /// every reader is taken too, or when it is a conversion (cast, per-tensor quantize) that no
+  /// elementwise op reads (a linear layer's input: writing it beats writing the f32 value for a
+  /// kernel of its own to convert).
+  llvm::SetVector<Operation *> normEpilogue(LayerNormOp norm) {
+    auto type = norm.getResult().getType();
+    // Ops reachable from the normalized value through elementwise ops of its shape.
+    llvm::SetVector<Operation *> reachable;
+    llvm::SmallVector<Value> work{norm.getResult()};
+    while (!work.empty())
+      for (Operation *user : work.pop_back_val().getUsers())
+        if (isFusible(user) && llvm::cast<RankedTensorType>(user->getResult(0).getType()).getShape() ==
+                                   llvm::cast<RankedTensorType>(type).getShape() &&
+            reachable.insert(user))
+          work.push_back(user->getResult(0));
+    // Those reading only the norm, each other and constants; then those whose readers allow it.
+    auto readsInside = [&](Operation *op, const llvm::SetVector<Operation *> &set) {
+      return llvm::all_of(op->getOperands(), [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return def && (def == norm.getOperation() || set.contains(def) || llvm::isa<ConstantOp>(def));
+      });
+    };
+    llvm::DenseMap<Operation *, bool> taken;
+    std::function<bool(Operation *)> takes = [&](Operation *op) -> bool {
+      if (auto known = taken.find(op); known != taken.end())
+        return known->second;
+      taken[op] = false;
+      bool ok = reachable.contains(op) && readsInside(op, reachable);
+      if (ok) {
+        bool conversion = llvm::isa<CastOp>(op) || (llvm::isa<QuantizeOp>(op) && isPerTensorQuantization(op));
+        bool allTaken = !op->use_empty() && llvm::all_of(op->getUsers(), takes);
+        ok = allTaken || (conversion && llvm::none_of(op->getUsers(), isFusible));
+      }
+      return taken[op] = ok;
+    };
+    llvm::SetVector<Operation *> epilogue;
+    for (Operation *op : reachable)
+      if (takes(op))
+        epilogue.insert(op);
+    // An op reading a value the group does not compute would make that value an input computed
+    // from the group's own result: drop such ops (and what reads them) to a fixed point.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Operation *op : llvm::to_vector(epilogue))
+        if (!readsInside(op, epilogue)) {
+          epilogue.remove(op);
+          changed = true;
+        }
+    }
+    return epilogue;
   }
 
   /// The single user of `value` when it is a per-tensor, symmetric quantization to E4M3 (what a
@@ -429,15 +534,6 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
   /// `kind`, named after `named` (or, when null, the op computing the root's value).
   void formGroup(Operation *root, const llvm::SetVector<Operation *> &members, llvm::StringRef kind,
                  Operation *named) {
-    // Members in block order (producers first); inputs in order of first use.
-    llvm::SmallVector<Operation *> ordered(members.begin(), members.end());
-    llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-    llvm::SetVector<Value> inputs;
-    for (Operation *member : ordered)
-      for (Value operand : member->getOperands())
-        if (!members.contains(operand.getDefiningOp()))
-          inputs.insert(operand);
-
     // The group takes its name (the first ONNX node of its location) from the op that computes
     // its result: the root, or the op before the root when the root is a cast that rounds it.
     if (!named) {
@@ -446,16 +542,46 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
         if (Operation *input = cast.getInput().getDefiningOp(); input && members.contains(input))
           named = input;
     }
-    mlir::MLIRContext *context = root->getContext();
+    buildGroup({root->getResult(0)}, members, kind, named, root);
+  }
+
+  /// The group's inputs: the values its members read that no member computes, in order of first
+  /// use (members in block order).
+  static llvm::SetVector<Value> groupInputs(llvm::ArrayRef<Operation *> ordered,
+                                            const llvm::SetVector<Operation *> &members) {
+    llvm::SetVector<Value> inputs;
+    for (Operation *member : ordered)
+      for (Value operand : member->getOperands())
+        if (!members.contains(operand.getDefiningOp()))
+          inputs.insert(operand);
+    return inputs;
+  }
+
+  static llvm::SmallVector<Operation *> inBlockOrder(const llvm::SetVector<Operation *> &members) {
+    llvm::SmallVector<Operation *> ordered(members.begin(), members.end());
+    llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    return ordered;
+  }
+
+  /// Replaces `members` by one group of `kind` giving `results` (values members compute),
+  /// named after `named`, inserted before `insertBefore` (where every input is defined).
+  void buildGroup(llvm::ArrayRef<Value> results, const llvm::SetVector<Operation *> &members, llvm::StringRef kind,
+                  Operation *named, Operation *insertBefore) {
+    // Members in block order (producers first); inputs in order of first use.
+    llvm::SmallVector<Operation *> ordered = inBlockOrder(members);
+    llvm::SetVector<Value> inputs = groupInputs(ordered, members);
+    mlir::MLIRContext *context = insertBefore->getContext();
     llvm::SmallVector<mlir::Location> locations{named->getLoc()};
     for (Operation *member : ordered)
       if (member != named)
         locations.push_back(member->getLoc());
     mlir::Location loc = mlir::FusedLoc::get(context, locations, mlir::StringAttr::get(context, "kiln.fusion_group"));
 
-    mlir::OpBuilder builder(root);
-    auto group = FusionGroupOp::create(builder, loc, root->getResultTypes(), builder.getStringAttr(kind),
-                                       inputs.getArrayRef());
+    mlir::OpBuilder builder(insertBefore);
+    llvm::SmallVector<Type> resultTypes;
+    for (Value result : results)
+      resultTypes.push_back(result.getType());
+    auto group = FusionGroupOp::create(builder, loc, resultTypes, builder.getStringAttr(kind), inputs.getArrayRef());
     mlir::Block *block = builder.createBlock(&group.getBody());
     // Each value of the body in the type the group computes it in; narrow values also in their
     // own type when a cast reads them as they are.
@@ -490,12 +616,17 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       Operation *clone = builder.create(state);
       (isCast ? declared : computed).map(result, clone->getResult(0));
     }
-    Value yielded = valueFor(root->getResult(0), /*widen=*/false);
-    if (yielded.getType() != root->getResult(0).getType())
-      yielded = CastOp::create(builder, loc, root->getResult(0).getType(), yielded).getResult();
-    YieldOp::create(builder, loc, mlir::ValueRange{yielded});
+    llvm::SmallVector<Value> yielded;
+    for (Value result : results) {
+      Value value = valueFor(result, /*widen=*/false);
+      if (value.getType() != result.getType())
+        value = CastOp::create(builder, loc, result.getType(), value).getResult();
+      yielded.push_back(value);
+    }
+    YieldOp::create(builder, loc, yielded);
 
-    root->getResult(0).replaceAllUsesWith(group.getResult(0));
+    for (auto [i, result] : llvm::enumerate(results))
+      Value(result).replaceAllUsesWith(group.getResult(i));
     for (Operation *member : llvm::reverse(ordered))
       member->erase();
   }

@@ -81,9 +81,9 @@ struct OpDesc {
   std::map<std::string, AttrValue> attrs;
   /// "kiln.fusion_group" only: the body's ops in order (each described as the op would be on its
   /// own; an operand that is a group operand carries that operand's description, constant values
-  /// included) and the value the group yields.
+  /// included) and the values the group yields, one per result.
   std::vector<BodyOp> body;
-  BodyRef yield;
+  std::vector<BodyRef> yields;
 
   bool hasAttr(const std::string &key) const { return attrs.count(key) != 0; }
   int64_t attrInt(const std::string &key, int64_t fallback) const;

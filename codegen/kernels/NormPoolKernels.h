@@ -28,6 +28,9 @@ StatusOr<EmittedKernels> emitBatchNorm(const OpDesc &op, const EmitContext &cont
 StatusOr<EmittedKernels> emitInstanceNorm(const OpDesc &op, const EmitContext &context);
 StatusOr<EmittedKernels> emitLayerNorm(const OpDesc &op, const EmitContext &context);
 StatusOr<EmittedKernels> emitGroupNorm(const OpDesc &op, const EmitContext &context);
+/// A `norm` kiln.fusion_group: its layer_norm's kernel computing the input from the body's ops
+/// before the layer_norm and storing, per element, the values the group yields.
+StatusOr<EmittedKernels> emitNormGroup(const OpDesc &group, const EmitContext &context);
 StatusOr<EmittedKernels> emitResize(const OpDesc &op, const EmitContext &context);
 
 //===-- Shared helpers (NormPoolKernels.cpp) --------------------------------===//

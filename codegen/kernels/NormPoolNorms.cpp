@@ -14,6 +14,10 @@
 
 #include "codegen/kernels/NormPoolKernels.h"
 
+#include "codegen/kernels/ElementwiseSource.h"
+#include "codegen/kernels/FusionBodySource.h"
+
+
 namespace kiln::codegen::normpool {
 namespace {
 
@@ -33,6 +37,18 @@ extern "C" __global__ void @FN@(const @T@ *__restrict__ x, const @ST@ *__restric
   }
 }
 )CUDA";
+
+/// Whether `shape` broadcasts (numpy, right-aligned) to `target`.
+bool broadcasts(const std::vector<int64_t> &shape, const std::vector<int64_t> &target) {
+  if (shape.size() > target.size())
+    return false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t size = target[target.size() - shape.size() + d];
+    if (shape[d] != 1 && shape[d] != size)
+      return false;
+  }
+  return true;
+}
 
 /// Checks a per-channel operand: floating point of shape [C].
 Status requireChannelVector(const OpDesc &op, const TensorDesc &tensor, int64_t channels, const std::string &role) {
@@ -91,8 +107,8 @@ namespace {
 
 //===-- Row normalization (instance, layer, group) ----------------------===//
 
-/// A normalization over `rows` contiguous rows of `size` elements of operand 0; scale is
-/// operand 1 and bias operand 2 (absent for a layer_norm without bias).
+/// A normalization over `rows` contiguous rows of `size` elements; scale is operand 1 and bias
+/// operand 2 (absent for a layer_norm without bias) of the norm op.
 struct RowNorm {
   std::string function;
   int64_t rows = 0, size = 0;
@@ -101,10 +117,23 @@ struct RowNorm {
   bool hasBias = true;
 };
 
+/// Where the kernel's values come from and go: the plain op reads x and writes y; a norm
+/// fusion group computes its input per element (the prologue) and stores what it yields from
+/// the normalized value (the epilogue).
+struct RowNormSource {
+  std::string params;        // the kernel's parameter list
+  std::string scale, bias;   // the parameters holding the scale and the bias
+  /// Statements defining `const @CT@ xv`, the input element at `idx` (= row * size + col); `load`
+  /// also stores the prologue values the group yields, `reload` (later passes over a row that
+  /// does not fit in registers) does not.
+  std::string load, reload;
+  std::string store;         // statements storing what the element `nv` (normalized) gives
+  std::vector<KernelArg> args;
+};
+
 /// Cached: each thread keeps its @ITEMS@ values in registers between the passes.
 constexpr std::string_view kRowNormCached = R"CUDA(
-extern "C" __global__ void __launch_bounds__(@BLOCK@) @FN@(const @T@ *__restrict__ x, const @ST@ *__restrict__ scale,@BIAS_PARAM@
-                               @T@ *__restrict__ y) {
+extern "C" __global__ void __launch_bounds__(@BLOCK@) @FN@(@PARAMS@) {
   constexpr kiln_i64 kSize = @SIZE@;
   constexpr int kItems = @ITEMS@;
 @SETUP@
@@ -115,7 +144,12 @@ extern "C" __global__ void __launch_bounds__(@BLOCK@) @FN@(const @T@ *__restrict
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       const kiln_i64 col = @FIRST@ + (kiln_i64)@STEP@ * k;
-      v[k] = col < kSize ? (@CT@)kiln_ld(x, base + col) : (@CT@)0;
+      v[k] = (@CT@)0;
+      if (col < kSize) {
+        const kiln_i64 idx = base + col;
+        @LOAD@
+        v[k] = xv;
+      }
       acc += v[k];
     }
     const @CT@ mean = @REDUCE@ / (@CT@)kSize;
@@ -130,8 +164,11 @@ extern "C" __global__ void __launch_bounds__(@BLOCK@) @FN@(const @T@ *__restrict
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       const kiln_i64 col = @FIRST@ + (kiln_i64)@STEP@ * k;
-      if (col < kSize)
-        kiln_st(y, base + col, (v[k] - mean) / stdDev * (@CT@)kiln_ld(scale, @SCALE_INDEX@)@BIAS_TERM@);
+      if (col < kSize) {
+        const kiln_i64 idx = base + col;
+        const @CT@ nv = (v[k] - mean) / stdDev * (@CT@)kiln_ld(@SCALE@, @SCALE_INDEX@)@BIAS_TERM@;
+        @STORE@
+      }
     }
   }
 }
@@ -139,25 +176,32 @@ extern "C" __global__ void __launch_bounds__(@BLOCK@) @FN@(const @T@ *__restrict
 
 /// Streaming: rows too long for registers are read three times (the later reads mostly hit L2).
 constexpr std::string_view kRowNormStreaming = R"CUDA(
-extern "C" __global__ void __launch_bounds__(@BLOCK@) @FN@(const @T@ *__restrict__ x, const @ST@ *__restrict__ scale,@BIAS_PARAM@
-                               @T@ *__restrict__ y) {
+extern "C" __global__ void __launch_bounds__(@BLOCK@) @FN@(@PARAMS@) {
   constexpr kiln_i64 kSize = @SIZE@;
 @SETUP@
   @ROW_LOOP@ {
     const kiln_i64 base = row * kSize;
     @CT@ acc = 0;
-    for (kiln_i64 col = @FIRST@; col < kSize; col += @STEP@)
-      acc += (@CT@)kiln_ld(x, base + col);
+    for (kiln_i64 col = @FIRST@; col < kSize; col += @STEP@) {
+      const kiln_i64 idx = base + col;
+      @LOAD@
+      acc += xv;
+    }
     const @CT@ mean = @REDUCE@ / (@CT@)kSize;
     acc = 0;
     for (kiln_i64 col = @FIRST@; col < kSize; col += @STEP@) {
-      const @CT@ d = (@CT@)kiln_ld(x, base + col) - mean;
+      const kiln_i64 idx = base + col;
+      @RELOAD@
+      const @CT@ d = xv - mean;
       acc += d * d;
     }
     const @CT@ stdDev = sqrt(@REDUCE@ / (@CT@)kSize + @EPS@);
-    for (kiln_i64 col = @FIRST@; col < kSize; col += @STEP@)
-      kiln_st(y, base + col,
-              ((@CT@)kiln_ld(x, base + col) - mean) / stdDev * (@CT@)kiln_ld(scale, @SCALE_INDEX@)@BIAS_TERM@);
+    for (kiln_i64 col = @FIRST@; col < kSize; col += @STEP@) {
+      const kiln_i64 idx = base + col;
+      @RELOAD@
+      const @CT@ nv = (xv - mean) / stdDev * (@CT@)kiln_ld(@SCALE@, @SCALE_INDEX@)@BIAS_TERM@;
+      @STORE@
+    }
   }
 }
 )CUDA";
@@ -165,9 +209,10 @@ extern "C" __global__ void __launch_bounds__(@BLOCK@) @FN@(const @T@ *__restrict
 constexpr int64_t kWarpRowLimit = 1024;
 constexpr int64_t kMaxCachedItems = 16;
 
-StatusOr<EmittedKernels> emitRowNorm(const OpDesc &op, const RowNorm &norm) {
+/// The kernel of `norm` (whose operand 0 is the normalized input, scale operand 1, bias
+/// operand 2) with its values read and written as `source` says.
+StatusOr<EmittedKernels> emitRowNorm(const OpDesc &op, const RowNorm &norm, RowNormSource source) {
   const TensorDesc &x = *op.operands[0];
-  const TensorDesc &scale = *op.operands[1];
   EmittedKernels out;
   if (norm.rows == 0 || norm.size == 0)
     return out;
@@ -178,17 +223,19 @@ StatusOr<EmittedKernels> emitRowNorm(const OpDesc &op, const RowNorm &norm) {
   bool cached = perWarp || items <= kMaxCachedItems;
   std::vector<std::pair<std::string, std::string>> values = {
       {"FN", norm.function},
-      {"T", storageType(x.dtype)},
-      {"ST", storageType(scale.dtype)},
+      {"PARAMS", source.params},
       {"CT", ct},
       {"SIZE", literalInt(norm.size)},
       {"ITEMS", std::to_string(items)},
       // Blocks of up to 1024 threads launch only if the compiler keeps registers within bounds.
       {"BLOCK", perWarp ? "256" : std::to_string(threads)},
       {"EPS", literal(x.dtype, op.attrFloat("epsilon", kDefaultEpsilon))},
+      {"SCALE", source.scale},
       {"SCALE_INDEX", norm.scaleIndex},
-      {"BIAS_PARAM", norm.hasBias ? " const " + storageType(op.operands[2]->dtype) + " *__restrict__ bias," : ""},
-      {"BIAS_TERM", norm.hasBias ? " + (" + ct + ")kiln_ld(bias, " + norm.biasIndex + ")" : ""},
+      {"BIAS_TERM", norm.hasBias ? " + (" + ct + ")kiln_ld(" + source.bias + ", " + norm.biasIndex + ")" : ""},
+      {"LOAD", source.load},
+      {"RELOAD", source.reload},
+      {"STORE", source.store},
   };
   if (perWarp) {
     values.push_back({"SETUP", "  const int lane = threadIdx.x & 31;\n  const kiln_i64 warps = blockDim.x >> 5;"});
@@ -206,14 +253,30 @@ StatusOr<EmittedKernels> emitRowNorm(const OpDesc &op, const RowNorm &norm) {
     values.push_back({"REDUCE", "kiln_np_block_sum(acc, shared)"});
   }
   out.source = fill(cached ? kRowNormCached : kRowNormStreaming, values);
-  std::vector<KernelArg> args = {KernelArg::operand(0), KernelArg::operand(1)};
-  if (norm.hasBias)
-    args.push_back(KernelArg::operand(2));
-  args.push_back(KernelArg::result(0));
-  out.launches.push_back(perWarp ? warpPerRowLaunch(norm.function, norm.rows, std::move(args))
+  out.launches.push_back(perWarp ? warpPerRowLaunch(norm.function, norm.rows, std::move(source.args))
                                  : blockPerRowLaunch(norm.function, norm.rows, static_cast<uint32_t>(threads),
-                                                     std::move(args)));
+                                                     std::move(source.args)));
   return out;
+}
+
+/// The plain op's source: x, scale, [bias] in, y out.
+StatusOr<EmittedKernels> emitRowNorm(const OpDesc &op, const RowNorm &norm) {
+  const std::string ct = computeType(op.operands[0]->dtype);
+  RowNormSource source;
+  source.params = "const " + storageType(op.operands[0]->dtype) + " *__restrict__ x, const " +
+                  storageType(op.operands[1]->dtype) + " *__restrict__ scale, ";
+  if (norm.hasBias)
+    source.params += "const " + storageType(op.operands[2]->dtype) + " *__restrict__ bias, ";
+  source.params += storageType(op.results[0].dtype) + " *__restrict__ y";
+  source.scale = "scale";
+  source.bias = "bias";
+  source.load = source.reload = "const " + ct + " xv = (" + ct + ")kiln_ld(x, idx);";
+  source.store = "kiln_st(y, idx, nv);";
+  source.args = {KernelArg::operand(0), KernelArg::operand(1)};
+  if (norm.hasBias)
+    source.args.push_back(KernelArg::operand(2));
+  source.args.push_back(KernelArg::result(0));
+  return emitRowNorm(op, norm, std::move(source));
 }
 
 /// Operands input, scale and bias (bias optional only where `biasOptional`), all floating point.
@@ -274,7 +337,10 @@ StatusOr<EmittedKernels> emitGroupNorm(const OpDesc &op, const EmitContext &cont
   return emitRowNorm(op, norm);
 }
 
-StatusOr<EmittedKernels> emitLayerNorm(const OpDesc &op, const EmitContext &context) {
+namespace {
+
+/// The rows a kiln.layer_norm normalizes, its operands checked.
+StatusOr<RowNorm> layerNormRows(const OpDesc &op, std::string function) {
   KILN_NP_TRY(checkNormOperands(op, /*biasOptional=*/true));
   const TensorDesc &x = *op.operands[0];
   if (!op.hasAttr("axis"))
@@ -286,18 +352,13 @@ StatusOr<EmittedKernels> emitLayerNorm(const OpDesc &op, const EmitContext &cont
   std::vector<int64_t> normalized(x.shape.begin() + axis, x.shape.end());
   // scale and bias broadcast (numpy, right-aligned) to the normalized axes.
   auto indexOf = [&](const TensorDesc &t, const std::string &role) -> StatusOr<std::string> {
-    bool fits = t.shape.size() <= normalized.size();
-    for (size_t d = 0; fits && d < t.shape.size(); ++d) {
-      int64_t target = normalized[normalized.size() - t.shape.size() + d];
-      fits = t.shape[d] == 1 || t.shape[d] == target;
-    }
-    if (!fits)
+    if (!broadcasts(t.shape, normalized))
       return op.error("the " + role + " shape " + formatShape(t.shape) + " does not broadcast to the normalized axes " +
                       formatShape(normalized));
     return broadcastOffset(t.shape, normalized, "col");
   };
   RowNorm norm;
-  norm.function = context.symbol + "layer_norm";
+  norm.function = std::move(function);
   norm.size = product(normalized);
   norm.rows = norm.size == 0 ? 0 : x.numElements() / norm.size;
   auto scaleIndex = indexOf(*op.operands[1], "scale");
@@ -311,7 +372,116 @@ StatusOr<EmittedKernels> emitLayerNorm(const OpDesc &op, const EmitContext &cont
       return biasIndex.status();
     norm.biasIndex = biasIndex.value();
   }
-  return emitRowNorm(op, norm);
+  return norm;
+}
+
+} // namespace
+
+StatusOr<EmittedKernels> emitLayerNorm(const OpDesc &op, const EmitContext &context) {
+  auto norm = layerNormRows(op, context.symbol + "layer_norm");
+  if (!norm.isOk())
+    return norm.status();
+  return emitRowNorm(op, norm.value());
+}
+
+StatusOr<EmittedKernels> emitNormGroup(const OpDesc &group, const EmitContext &context) {
+  size_t at = group.body.size();
+  for (size_t j = 0; j < group.body.size(); ++j)
+    if (group.body[j].op.op == "kiln.layer_norm") {
+      if (at != group.body.size())
+        return group.body[j].op.error("is the second layer_norm of a norm fusion group; a group has one");
+      at = j;
+    }
+  if (at == group.body.size())
+    return group.error("internal: a norm fusion group holds one kiln.layer_norm");
+  const BodyOp &ln = group.body[at];
+  auto norm = layerNormRows(ln.op, context.symbol + "norm_group");
+  if (!norm.isOk())
+    return norm.status();
+  const TensorDesc &x = *ln.op.operands[0];
+  const std::string ct = computeType(x.dtype);
+  for (size_t slot = 1; slot < 3; ++slot)
+    if (ln.op.operands[slot] && !ln.args[slot].isInput)
+      return ln.op.error("internal: a norm fusion group's layer_norm reads its scale and bias from group inputs");
+  for (size_t r = 0; r < group.yields.size(); ++r) {
+    const BodyRef &ref = group.yields[r];
+    if (ref.isInput || group.body[ref.index].op.results[0].shape != x.shape ||
+        group.body[ref.index].op.results[0].dtype != group.results[r].dtype)
+      return group.error("internal: norm fusion group result " + std::to_string(r) +
+                         " is not a body value of the normalized shape " + formatShape(x.shape));
+  }
+  for (size_t j = at + 1; j < group.body.size(); ++j)
+    for (const BodyRef &ref : group.body[j].args)
+      if (!ref.isInput && ref.index < at)
+        return group.body[j].op.error("internal: a norm fusion group's epilogue reads a value of its prologue");
+
+  // Group operands read from memory are parameters p<k>; single-element constants are baked.
+  std::vector<bool> read(group.operands.size(), false);
+  Status inputError = Status::ok();
+  GroupInputSource inputOf = [&](uint32_t index, const std::string &) {
+    const TensorDesc &input = *group.operands[index];
+    if (!broadcasts(input.shape, x.shape) && inputError.isOk())
+      inputError = group.error("group input " + std::to_string(index) + " of shape " + formatShape(input.shape) +
+                               " does not broadcast to the normalized shape " + formatShape(x.shape));
+    read[index] = true;
+    return "kiln_ld(p" + std::to_string(index) + ", " + broadcastOffset(input.shape, x.shape, "idx") + ")";
+  };
+  auto statements = [&](size_t from, size_t to) -> StatusOr<std::string> {
+    std::string text;
+    for (size_t j = from; j < to; ++j) {
+      auto op = bodyOpStatements(group, j, inputOf);
+      if (!op.isOk())
+        return op.status();
+      text += op.value() + "\n        ";
+    }
+    return text;
+  };
+  auto stores = [&](size_t from, size_t to) {
+    std::string text;
+    for (size_t r = 0; r < group.yields.size(); ++r)
+      if (group.yields[r].index >= from && group.yields[r].index < to)
+        text += "y" + std::to_string(r) + "[idx] = v" + std::to_string(group.yields[r].index) + "[0];\n        ";
+    return text;
+  };
+  auto prologue = statements(0, at);
+  if (!prologue.isOk())
+    return prologue.status();
+  const BodyRef &input = ln.args[0];
+  if (input.isInput && group.operands[input.index]->shape != x.shape)
+    return group.error("internal: the layer_norm's input is a group input of another shape");
+  std::string xv = input.isInput ? inputOf(input.index, ct) : "kiln_ld(v" + std::to_string(input.index) + ", 0)";
+  xv = "const " + ct + " xv = (" + ct + ")" + xv + ";";
+  // The layer_norm's value: what the standalone op stores, in the body's type.
+  const std::string lnStorage = storageType(ln.op.results[0].dtype), lnValue = "v" + std::to_string(at);
+  std::string epilogueText = lnStorage + " " + lnValue + "[1];\n        {\n          " + lnStorage + " *po = " +
+                             lnValue + ";\n          const kiln_i64 oo = 0;\n          " +
+                             elementwise::storeValue(ln.op.results[0].dtype, "nv") + "\n        }\n        ";
+  auto epilogue = statements(at + 1, group.body.size());
+  if (!epilogue.isOk())
+    return epilogue.status();
+  if (!inputError.isOk())
+    return inputError;
+  read[ln.args[1].index] = true;
+  if (norm.value().hasBias)
+    read[ln.args[2].index] = true;
+
+  RowNormSource source;
+  for (size_t k = 0; k < group.operands.size(); ++k)
+    if (read[k]) {
+      source.params += "const " + storageType(group.operands[k]->dtype) + " *__restrict__ p" + std::to_string(k) + ", ";
+      source.args.push_back(KernelArg::operand(static_cast<uint32_t>(k)));
+    }
+  for (size_t r = 0; r < group.results.size(); ++r) {
+    source.params += std::string(r ? ", " : "") + storageType(group.results[r].dtype) + " *__restrict__ y" +
+                     std::to_string(r);
+    source.args.push_back(KernelArg::result(static_cast<uint32_t>(r)));
+  }
+  source.scale = "p" + std::to_string(ln.args[1].index);
+  source.bias = norm.value().hasBias ? "p" + std::to_string(ln.args[2].index) : "";
+  source.load = prologue.value() + stores(0, at) + xv;
+  source.reload = prologue.value() + xv;
+  source.store = epilogueText + epilogue.value() + stores(at, group.body.size());
+  return emitRowNorm(ln.op, norm.value(), std::move(source));
 }
 
 } // namespace kiln::codegen::normpool

@@ -132,3 +132,81 @@ func.func @conv_group_softmax(%x: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
   }
   return %g : tensor<1x4x4x8xf32>
 }
+
+// -----
+
+func.func @norm_group_two_layer_norms(%x: tensor<4x8xf32>, %g: tensor<8xf32>) -> tensor<4x8xf32> {
+  %r = kiln.fusion_group "norm"(%x, %g) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %s: tensor<8xf32>):
+    %y = kiln.layer_norm %a, %s {axis = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    // expected-error @+1 {{is the second layer_norm of a norm fusion group}}
+    %z = kiln.layer_norm %y, %s {axis = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    kiln.yield %z : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @norm_group_computed_scale(%x: tensor<4x8xf32>, %g: tensor<8xf32>) -> tensor<4x8xf32> {
+  %r = kiln.fusion_group "norm"(%x, %g) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %s: tensor<8xf32>):
+    %t = kiln.relu %s : tensor<8xf32>
+    // expected-error @+1 {{must read its scale and bias from group inputs}}
+    %y = kiln.layer_norm %a, %t {axis = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    kiln.yield %y : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @norm_group_epilogue_reads_prologue(%x: tensor<4x8xf32>, %g: tensor<8xf32>) -> tensor<4x8xf32> {
+  %r = kiln.fusion_group "norm"(%x, %g) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %s: tensor<8xf32>):
+    %p = kiln.relu %a : tensor<4x8xf32>
+    %y = kiln.layer_norm %p, %s {axis = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    // expected-error @+1 {{after the layer_norm of a norm fusion group reads a value computed before it}}
+    %z = kiln.add %y, %p : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    kiln.yield %z : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @norm_group_softmax(%x: tensor<4x8xf32>, %g: tensor<8xf32>) -> tensor<4x8xf32> {
+  %r = kiln.fusion_group "norm"(%x, %g) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %s: tensor<8xf32>):
+    %y = kiln.layer_norm %a, %s {axis = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    // expected-error @+1 {{cannot be in a norm fusion group}}
+    %z = kiln.softmax %y {axis = 1 : i64} : tensor<4x8xf32>
+    kiln.yield %z : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @norm_group_yields_input(%x: tensor<4x8xf32>, %g: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  // expected-error @+1 {{a norm fusion group's results are values its body computes}}
+  %r:2 = kiln.fusion_group "norm"(%x, %g) : (tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x8xf32>, %s: tensor<8xf32>):
+    %y = kiln.layer_norm %a, %s {axis = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    kiln.yield %y, %a : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+func.func @elementwise_group_two_results(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  // expected-error @+1 {{a fusion group has one result (a norm group one or more), got 2}}
+  %r:2 = kiln.fusion_group "elementwise"(%x) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x8xf32>):
+    %y = kiln.relu %a : tensor<4x8xf32>
+    %z = kiln.neg %a : tensor<4x8xf32>
+    kiln.yield %y, %z : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
+}

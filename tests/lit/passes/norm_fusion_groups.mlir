@@ -1,0 +1,68 @@
+// RUN: kiln-opt %s -kiln-form-fusion-groups -split-input-file | FileCheck %s
+
+// Post-LN BERT: the residual sum computed before the layer_norm (its only reader), and the
+// conversions of the normalized value for the next linear layers (bf16, E4M3) after it: one
+// norm group whose results are what is read outside it.
+// CHECK-LABEL: func.func @post_ln
+// CHECK: %[[G:.*]]:3 = kiln.fusion_group "norm"(%arg0, %arg1, %arg2, %arg3, {{.*}}) : {{.*}} -> (tensor<4x64xf32>, tensor<4x64xbf16>, tensor<4x64xf8E4M3FN>)
+// CHECK: %[[S:.*]] = kiln.add
+// CHECK: %[[Y:.*]] = kiln.layer_norm %[[S]]
+// CHECK: %[[H:.*]] = kiln.cast %[[Y]] : tensor<4x64xf32> to tensor<4x64xbf16>
+// CHECK: %[[Q:.*]] = kiln.quantize %[[Y]]
+// CHECK: kiln.yield %[[Y]], %[[H]], %[[Q]]
+// CHECK: kiln.matmul %[[G]]#1
+// CHECK: return %[[G]]#0, {{.*}}, %[[G]]#2
+func.func @post_ln(%x: tensor<4x64xbf16>, %r: tensor<4x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>,
+                   %w: tensor<64x32xbf16>) -> (tensor<4x64xf32>, tensor<4x32xbf16>, tensor<4x64xf8E4M3FN>) {
+  %xw = kiln.cast %x : tensor<4x64xbf16> to tensor<4x64xf32>
+  %s = kiln.add %xw, %r : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<4x64xf32>
+  %y = kiln.layer_norm %s, %g, %b {axis = 1 : i64} : (tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  %h = kiln.cast %y : tensor<4x64xf32> to tensor<4x64xbf16>
+  %m = kiln.matmul %h, %w : (tensor<4x64xbf16>, tensor<64x32xbf16>) -> tensor<4x32xbf16>
+  %sc = kiln.constant dense<0.25> : tensor<f32>
+  %zp = kiln.constant dense<0.0> : tensor<f8E4M3FN>
+  %q = kiln.quantize %y, %sc, %zp : (tensor<4x64xf32>, tensor<f32>, tensor<f8E4M3FN>) -> tensor<4x64xf8E4M3FN>
+  return %y, %m, %q : tensor<4x64xf32>, tensor<4x32xbf16>, tensor<4x64xf8E4M3FN>
+}
+
+// -----
+
+// Pre-LN (ViT): the residual sum is read again by the next residual add, so the layer_norm
+// does not take it (only a value nothing else reads joins as the prologue). The group is the
+// layer_norm and its bf16 cast for the matmul.
+// CHECK-LABEL: func.func @pre_ln
+// CHECK: %[[S:.*]] = kiln.add %arg0, %arg1
+// CHECK: %[[G:.*]] = kiln.fusion_group "norm"(%[[S]], %arg2, %arg3) : {{.*}} -> tensor<4x64xbf16>
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.layer_norm
+// CHECK-NEXT: kiln.cast
+// CHECK-NEXT: kiln.yield
+// CHECK: kiln.matmul %[[G]]
+func.func @pre_ln(%x: tensor<4x64xf32>, %r: tensor<4x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>,
+                  %w: tensor<64x64xbf16>) -> tensor<4x64xf32> {
+  %s = kiln.add %x, %r : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<4x64xf32>
+  %y = kiln.layer_norm %s, %g, %b {axis = 1 : i64} : (tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  %h = kiln.cast %y : tensor<4x64xf32> to tensor<4x64xbf16>
+  %m = kiln.matmul %h, %w : (tensor<4x64xbf16>, tensor<64x64xbf16>) -> tensor<4x64xbf16>
+  %mw = kiln.cast %m : tensor<4x64xbf16> to tensor<4x64xf32>
+  %o = kiln.add %mw, %s : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<4x64xf32>
+  return %o : tensor<4x64xf32>
+}
+
+// -----
+
+// A layer_norm with nothing to take (its input is an argument, its result read by a matmul as
+// it is) and one in bf16 (the group computes in f32; its bf16 scale and bias would need casts
+// the kernel does not read through) stay ops of their own.
+// CHECK-LABEL: func.func @alone
+// CHECK-NOT: kiln.fusion_group "norm"
+// CHECK: kiln.layer_norm
+// CHECK: kiln.layer_norm
+func.func @alone(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>, %w: tensor<64x64xf32>,
+                 %xh: tensor<4x64xbf16>, %gh: tensor<64xbf16>, %bh: tensor<64xbf16>) -> (tensor<4x64xf32>, tensor<4x64xbf16>) {
+  %y = kiln.layer_norm %x, %g, %b {axis = 1 : i64} : (tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  %m = kiln.matmul %y, %w : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
+  %s = kiln.add %xh, %xh : (tensor<4x64xbf16>, tensor<4x64xbf16>) -> tensor<4x64xbf16>
+  %n = kiln.layer_norm %s, %gh, %bh {axis = 1 : i64} : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<64xbf16>) -> tensor<4x64xbf16>
+  return %m, %n : tensor<4x64xf32>, tensor<4x64xbf16>
+}

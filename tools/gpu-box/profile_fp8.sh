@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# On the GPU box, after tools/gpu-box/stage.sh: where an fp8 plan's GPU time goes. For each
+# suite model given (name:batch, default BERT-base at batch 32): export at that batch and at
+# batch 1, calibrate through the batch-1 export (as bench/gpu_suite.py does), compile bf16 and
+# fp8 plans and write `kiln profile` of each into $OUT/profile-<name>-b<batch>-<precision>.txt.
+#   tools/gpu-box/profile_fp8.sh [name:batch,...]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/kiln-gpu-out}
+WORK=${WORK:-/tmp/kiln-fp8}
+mkdir -p "$OUT" "$WORK"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export KILN_CUDA_INCLUDE=${KILN_CUDA_INCLUDE:-/usr/local/cuda/include}
+status=0
+for cell in $(echo "${1:-bert_base_seq128:32}" | tr ',' '\n'); do
+  m=${cell%%:*} b=${cell##*:}
+  python3 - "$m" "$b" "$WORK" <<'PY' || { status=1; continue; }
+import os, sys
+sys.path.insert(0, "bench")
+import kiln_models as km
+name, batch, work = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+for n in sorted({1, batch}):
+    path = f"{work}/{name}_b{n}.onnx"
+    if not os.path.exists(path):
+        model, inputs, names, _ = km.build_suite_model(name, n)
+        km.export_onnx(model, inputs, names, path)
+        if n == 1:
+            km.write_calibration_inputs(dict(zip(names, [t.numpy() for t in inputs])), f"{work}/{name}_cal")
+PY
+  [ -f "$WORK/$m.calib.json" ] || build-gpu/kiln calibrate "$WORK/${m}_b1.onnx" --calibration "$WORK/${m}_cal" \
+    -o "$WORK/$m.calib.json" --quiet || status=1
+  for p in bf16 fp8; do
+    extra=(); [ "$p" = fp8 ] && extra=(--calibration "$WORK/$m.calib.json")
+    build-gpu/kiln compile "$WORK/${m}_b$b.onnx" --precision $p "${extra[@]}" -o "$WORK/$m-b$b-$p.kiln" --quiet || status=1
+    build-gpu/kiln profile "$WORK/$m-b$b-$p.kiln" > "$OUT/profile-$m-b$b-$p.txt" 2>&1 || status=1
+    head -5 "$OUT/profile-$m-b$b-$p.txt"
+  done
+done
+exit $status
