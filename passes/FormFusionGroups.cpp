@@ -144,12 +144,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
   /// and wrote each of those tensors again.
   void formNormGroup(LayerNormOp norm) {
     auto type = llvm::cast<RankedTensorType>(norm.getResult().getType());
-    mlir::Type element = type.getElementType();
-    // The body computes in f32 (f64); a narrow layer_norm's scale and bias would need casts the
-    // kernel does not read through.
-    auto sameElement = [&](Value v) { return !v || elementOf(v) == element; };
-    if (!type.hasStaticShape() || !(element.isF32() || element.isF64()) || !sameElement(norm.getScale()) ||
-        !sameElement(norm.getBias()))
+    if (!type.hasStaticShape())
       return;
     llvm::SetVector<Operation *> members;
     Operation *producer = norm.getInput().getDefiningOp();
@@ -162,24 +157,42 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     if (members.size() < 2)
       return;
     llvm::SmallVector<Operation *> ordered = inBlockOrder(members);
-    // The group goes where its first member is: every value a member reads outside the group is
-    // defined before it, or is a constant (the epilogue's scales), moved up.
-    Operation *first = ordered.front();
-    llvm::SetVector<Value> inputs = groupInputs(ordered, members);
-    for (Value input : inputs)
-      if (Operation *def = input.getDefiningOp(); def && def->getBlock() == first->getBlock() &&
-                                                  first->isBeforeInBlock(def) && !llvm::isa<ConstantOp>(def))
-        return;
-    for (Value input : inputs)
-      if (Operation *def = input.getDefiningOp(); def && first->isBeforeInBlock(def))
-        def->moveBefore(first);
     llvm::SmallVector<Value> results;
+    Operation *firstUse = nullptr;
     for (Operation *member : ordered)
-      if (llvm::any_of(member->getUsers(), [&](Operation *user) { return !members.contains(user); }))
-        results.push_back(member->getResult(0));
+      for (Operation *user : member->getUsers())
+        if (!members.contains(user)) {
+          if (results.empty() || results.back() != member->getResult(0))
+            results.push_back(member->getResult(0));
+          if (!firstUse || user->isBeforeInBlock(firstUse))
+            firstUse = user;
+        }
     if (results.empty())
       return;
-    buildGroup(results, members, "norm", norm, first);
+    // The group goes right before the first op reading a result: every value a member reads
+    // outside the group must be defined before that, or be a constant (moved up).
+    llvm::SetVector<Value> inputs = groupInputs(ordered, members);
+    for (Value input : inputs)
+      if (Operation *def = input.getDefiningOp(); def && !def->isBeforeInBlock(firstUse) && !llvm::isa<ConstantOp>(def))
+        return;
+    for (Value input : inputs)
+      if (Operation *def = input.getDefiningOp(); def && !def->isBeforeInBlock(firstUse))
+        def->moveBefore(firstUse);
+    // A bf16/f16 layer_norm computes in f32 in the body like every narrow op, so its scale and
+    // bias come in as f32: the cast folds for constants (weights), else it is a step before.
+    llvm::DenseMap<Value, Value> wideInputs;
+    mlir::OpBuilder builder(firstUse);
+    for (Value parameter : {norm.getScale(), norm.getBias()})
+      if (parameter && isNarrowFloat(elementOf(parameter)) && !wideInputs.count(parameter))
+        wideInputs[parameter] = builder.createOrFold<CastOp>(parameter.getLoc(), computeTypeOf(parameter), parameter);
+    llvm::SmallVector<Operation *> narrowParameters;
+    for (auto [narrow, wide] : wideInputs)
+      if (Operation *def = narrow.getDefiningOp(); def && llvm::isa<ConstantOp>(def))
+        narrowParameters.push_back(def);
+    buildGroup(results, members, "norm", norm, firstUse, wideInputs);
+    for (Operation *def : narrowParameters)
+      if (def->use_empty())
+        def->erase();
   }
 
   /// The ops after `norm` its kernel can compute per element of the result: elementwise ops of
@@ -548,12 +561,13 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
   /// The group's inputs: the values its members read that no member computes, in order of first
   /// use (members in block order).
   static llvm::SetVector<Value> groupInputs(llvm::ArrayRef<Operation *> ordered,
-                                            const llvm::SetVector<Operation *> &members) {
+                                            const llvm::SetVector<Operation *> &members,
+                                            const llvm::DenseMap<Value, Value> &wideInputs = {}) {
     llvm::SetVector<Value> inputs;
     for (Operation *member : ordered)
       for (Value operand : member->getOperands())
         if (!members.contains(operand.getDefiningOp()))
-          inputs.insert(operand);
+          inputs.insert(wideInputs.lookup(operand) ? wideInputs.lookup(operand) : operand);
     return inputs;
   }
 
@@ -565,11 +579,13 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
 
   /// Replaces `members` by one group of `kind` giving `results` (values members compute),
   /// named after `named`, inserted before `insertBefore` (where every input is defined).
+  /// `wideInputs` maps narrow values the members read to their f32 conversions, which the
+  /// group takes instead (the body would widen them to those values anyway).
   void buildGroup(llvm::ArrayRef<Value> results, const llvm::SetVector<Operation *> &members, llvm::StringRef kind,
-                  Operation *named, Operation *insertBefore) {
+                  Operation *named, Operation *insertBefore, const llvm::DenseMap<Value, Value> &wideInputs = {}) {
     // Members in block order (producers first); inputs in order of first use.
     llvm::SmallVector<Operation *> ordered = inBlockOrder(members);
-    llvm::SetVector<Value> inputs = groupInputs(ordered, members);
+    llvm::SetVector<Value> inputs = groupInputs(ordered, members, wideInputs);
     mlir::MLIRContext *context = insertBefore->getContext();
     llvm::SmallVector<mlir::Location> locations{named->getLoc()};
     for (Operation *member : ordered)
@@ -590,6 +606,8 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       Value argument = block->addArgument(input.getType(), input.getLoc());
       declared.map(input, argument);
     }
+    for (auto [narrow, wide] : wideInputs)
+      computed.map(narrow, declared.lookup(wide));
     auto valueFor = [&](Value original, bool widen) -> Value {
       if (Value value = computed.lookupOrNull(original))
         return value;

@@ -52,17 +52,38 @@ func.func @pre_ln(%x: tensor<4x64xf32>, %r: tensor<4x64xf32>, %g: tensor<64xf32>
 // -----
 
 // A layer_norm with nothing to take (its input is an argument, its result read by a matmul as
-// it is) and one in bf16 (the group computes in f32; its bf16 scale and bias would need casts
-// the kernel does not read through) stay ops of their own.
+// it is) stays an op of its own.
 // CHECK-LABEL: func.func @alone
-// CHECK-NOT: kiln.fusion_group "norm"
+// CHECK-NOT: kiln.fusion_group
 // CHECK: kiln.layer_norm
-// CHECK: kiln.layer_norm
-func.func @alone(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>, %w: tensor<64x64xf32>,
-                 %xh: tensor<4x64xbf16>, %gh: tensor<64xbf16>, %bh: tensor<64xbf16>) -> (tensor<4x64xf32>, tensor<4x64xbf16>) {
+func.func @alone(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>, %w: tensor<64x64xf32>) -> tensor<4x64xf32> {
   %y = kiln.layer_norm %x, %g, %b {axis = 1 : i64} : (tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
   %m = kiln.matmul %y, %w : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
-  %s = kiln.add %xh, %xh : (tensor<4x64xbf16>, tensor<4x64xbf16>) -> tensor<4x64xbf16>
-  %n = kiln.layer_norm %s, %gh, %bh {axis = 1 : i64} : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<64xbf16>) -> tensor<4x64xbf16>
-  return %m, %n : tensor<4x64xf32>, tensor<4x64xbf16>
+  return %m : tensor<4x64xf32>
+}
+
+// -----
+
+// A bf16 layer_norm computes in f32 in the body like every narrow op: its constant scale and
+// bias come in as f32 constants (the cast folds), the quantize reads the f32 normalized value,
+// and the bf16 result is rounded once at the yield.
+// CHECK-LABEL: func.func @bf16_layer_norm
+// CHECK-DAG: %[[G:.*]] = kiln.constant dense<1.500000e+00> : tensor<64xf32>
+// CHECK-DAG: %[[B:.*]] = kiln.constant dense<2.500000e-01> : tensor<64xf32>
+// CHECK: kiln.fusion_group "norm"(%arg0, %arg1, %[[G]], %[[B]], {{.*}}) : {{.*}} -> (tensor<4x64xbf16>, tensor<4x64xf8E4M3FN>)
+// CHECK: %[[S:.*]] = kiln.add {{.*}} -> tensor<4x64xf32>
+// CHECK: %[[Y:.*]] = kiln.layer_norm %[[S]], {{.*}} -> tensor<4x64xf32>
+// CHECK: %[[Q:.*]] = kiln.quantize %[[Y]]
+// CHECK: %[[H:.*]] = kiln.cast %[[Y]] : tensor<4x64xf32> to tensor<4x64xbf16>
+// CHECK: kiln.yield %[[H]], %[[Q]]
+// CHECK-NOT: tensor<64xbf16>
+func.func @bf16_layer_norm(%x: tensor<4x64xbf16>, %r: tensor<4x64xbf16>) -> (tensor<4x64xbf16>, tensor<4x64xf8E4M3FN>) {
+  %g = kiln.constant dense<1.5> : tensor<64xbf16>
+  %b = kiln.constant dense<0.25> : tensor<64xbf16>
+  %s = kiln.add %x, %r : (tensor<4x64xbf16>, tensor<4x64xbf16>) -> tensor<4x64xbf16>
+  %y = kiln.layer_norm %s, %g, %b {axis = 1 : i64} : (tensor<4x64xbf16>, tensor<64xbf16>, tensor<64xbf16>) -> tensor<4x64xbf16>
+  %sc = kiln.constant dense<0.25> : tensor<bf16>
+  %zp = kiln.constant dense<0.0> : tensor<f8E4M3FN>
+  %q = kiln.quantize %y, %sc, %zp : (tensor<4x64xbf16>, tensor<bf16>, tensor<f8E4M3FN>) -> tensor<4x64xf8E4M3FN>
+  return %y, %q : tensor<4x64xbf16>, tensor<4x64xf8E4M3FN>
 }
