@@ -568,11 +568,23 @@ private:
     }
     RankedTensorType resultType = typeOf(attention.getOutput());
     mlir::Type element = resultType.getElementType();
+    auto scalar = RankedTensorType::get({}, element);
+    Value zero = ConstantOp::create(builder, loc, scalar, llvm::cast<mlir::ElementsAttr>(builder.getZeroAttr(scalar)));
+    // Heads merged into [b, s, h * d] with one mask row for every head: the rows select on the
+    // result as it is ([mb, s or 1, 1]), so the where is elementwise on the value its readers take
+    // and joins their group (an fp8 out-projection's quantize), where reshapes around it would
+    // keep it a kernel of its own.
+    auto rowsType = llvm::cast<RankedTensorType>(rows.getType());
+    if (bshd && resultType.getRank() == 3 && resultType.getShape() == llvm::ArrayRef<int64_t>{B, Sq, H * Dv} &&
+        rowsType.getShape()[2] == 1) {
+      auto mergedRows = ReshapeOp::create(builder, loc, RankedTensorType::get({ms[0], rowsType.getShape()[1], 1}, i1), rows);
+      Value selected = WhereOp::create(builder, loc, resultType, mergedRows, zero, attention.getOutput());
+      attention.getOutput().replaceAllUsesExcept(selected, selected.getDefiningOp());
+      return selected;
+    }
     auto fourType = RankedTensorType::get(bshd ? llvm::ArrayRef<int64_t>{B, Sq, H, Dv} : llvm::ArrayRef<int64_t>{B, H, Sq, Dv},
                                           element);
     auto four = ReshapeOp::create(builder, loc, fourType, attention.getOutput());
-    auto scalar = RankedTensorType::get({}, element);
-    Value zero = ConstantOp::create(builder, loc, scalar, llvm::cast<mlir::ElementsAttr>(builder.getZeroAttr(scalar)));
     Value selected = WhereOp::create(builder, loc, fourType, rows, zero, four);
     Value result = ReshapeOp::create(builder, loc, resultType, selected);
     attention.getOutput().replaceAllUsesExcept(result, four);

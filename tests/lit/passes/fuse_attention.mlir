@@ -121,16 +121,16 @@ func.func @where_after_softmax(%q: tensor<1x2x8x16xbf16>, %k: tensor<1x2x8x16xbf
 
 // The same with BERT's mask, Where(mask, 0, -inf): its values are 0 or -inf, so p's NaN rows are
 // exactly the rows whose mask is all -inf. Fused; those rows are zeroed after the step by
-// Where(IsInf(ReduceMax(mask)), 0, o) on the result viewed as [b, s, h, d].
+// Where(IsInf(ReduceMax(mask)), 0, o): the mask is the same for both heads, so the rows select
+// on the merged [b, s, h * d] result as it is (an elementwise op its readers' group can take).
 // CHECK-LABEL: func.func @sdpa_where
 // CHECK: %[[MAX:.*]] = kiln.reduce_max %[[MASK:.*]] axes %{{.*}} : (tensor<1x1x8x8xbf16>, tensor<1xi64>) -> tensor<1x1x8x1xbf16>
 // CHECK: %[[ALL:.*]] = kiln.is_inf %[[MAX]] {detect_positive = false}
 // CHECK: %[[O:.*]] = kiln.attention %arg0, %arg1, %arg2, %[[MASK]] {{.*}} -> tensor<1x8x32xbf16>
 // CHECK: %[[ROWS:.*]] = kiln.reshape %[[ALL]] : tensor<1x1x8x1xi1> to tensor<1x8x1x1xi1>
-// CHECK: %[[O4:.*]] = kiln.reshape %[[O]] : tensor<1x8x32xbf16> to tensor<1x8x2x16xbf16>
-// CHECK: %[[W:.*]] = kiln.where %[[ROWS]], %{{.*}}, %[[O4]]
-// CHECK: %[[R:.*]] = kiln.reshape %[[W]] : tensor<1x8x2x16xbf16> to tensor<1x8x32xbf16>
-// CHECK: return %[[R]]
+// CHECK: %[[ROWS3:.*]] = kiln.reshape %[[ROWS]] : tensor<1x8x1x1xi1> to tensor<1x8x1xi1>
+// CHECK: %[[W:.*]] = kiln.where %[[ROWS3]], %{{.*}}, %[[O]] : (tensor<1x8x1xi1>, tensor<bf16>, tensor<1x8x32xbf16>) -> tensor<1x8x32xbf16>
+// CHECK: return %[[W]]
 func.func @sdpa_where(%x: tensor<1x8x32xbf16>, %y: tensor<1x8x32xbf16>, %z: tensor<1x8x32xbf16>, %b: tensor<1x1x8x8xi1>) -> tensor<1x8x32xbf16> {
   %zero = kiln.constant dense<0.0> : tensor<1xbf16>
   %zf = kiln.constant dense<0.0> : tensor<1xf32>
