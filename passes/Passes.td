@@ -209,7 +209,10 @@ def NormalizeLinearLayers : Pass<"kiln-normalize-linear-layers", "mlir::func::Fu
     `kiln.gemm` with a constant B, alpha = 1, no trans_a and beta = 1 (or no C) becomes
     `kiln.matmul` by the weight (transposed at compile time when trans_b) plus a `kiln.add` of
     C; and a chain of single-use reshapes of a matmul's result that keeps rows of N moves onto
-    its left operand, so the product has the shape of the residual add that follows.
+    its left operand, so the product has the shape of the residual add that follows. A
+    channels-last convolution over non-overlapping patches (kernel = stride, no padding or
+    dilation, one group) becomes a `kiln.matmul` of the patches (a reshape, transpose and
+    reshape of the image) by the weight read as [kh·kw·C, K], plus its bias.
   }];
   let options = [
     Option<"inlineElements", "inline-elements", "int64_t", /*default=*/"16",

@@ -87,3 +87,43 @@ func.func @reshaped_names(%a: tensor<3x2xf32>, %w: tensor<2x2xf32>) -> tensor<1x
   %t = kiln.reshape %m {kiln.onnx_values = ["t"]} : tensor<3x2xf32> to tensor<1x3x2xf32>
   return %t : tensor<1x3x2xf32>
 }
+
+// -----
+
+// A ViT patch embedding after the layout pass: a channels-last conv whose kernel is its stride
+// (4x4 patches of a 3-channel 8x8 image), read through the transpose to channels-last and
+// flattened to [N, patches, K] through the transpose back. It becomes the matmul of the
+// patches (one transpose of the channels-first image, split into [N, C, Hp, kh, Wp, kw]) by the
+// weight read as [kh·kw·C, K], plus the bias; the result is read as [N, Hp·Wp, K] in place.
+// CHECK-LABEL: func.func @patch_embedding
+// CHECK-NOT: kiln.conv
+// CHECK: %[[S:.*]] = kiln.reshape %arg0 : tensor<2x3x8x8xbf16> to tensor<2x3x2x4x2x4xbf16>
+// CHECK: %[[T:.*]] = kiln.transpose %[[S]] {perm = array<i64: 0, 2, 4, 3, 5, 1>} : (tensor<2x3x2x4x2x4xbf16>) -> tensor<2x2x2x4x4x3xbf16>
+// CHECK: %[[R:.*]] = kiln.reshape %[[T]] : tensor<2x2x2x4x4x3xbf16> to tensor<2x2x2x48xbf16>
+// CHECK: %[[W:.*]] = kiln.constant {{.*}} : tensor<48x16xbf16>
+// CHECK: %[[M:.*]] = kiln.matmul %[[R]], %[[W]] : (tensor<2x2x2x48xbf16>, tensor<48x16xbf16>) -> tensor<2x2x2x16xbf16>
+// CHECK: %[[B:.*]] = kiln.add %[[M]], %arg1
+// CHECK: %[[V:.*]] = kiln.reshape %[[B]] : tensor<2x2x2x16xbf16> to tensor<2x4x16xbf16>
+// CHECK-NOT: kiln.transpose
+// CHECK: return %[[V]]
+func.func @patch_embedding(%x: tensor<2x3x8x8xbf16>, %b: tensor<16xbf16>) -> tensor<2x4x16xbf16> {
+  %w = kiln.constant dense<0.5> : tensor<16x4x4x3xbf16>
+  %xl = kiln.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x3x8x8xbf16>) -> tensor<2x8x8x3xbf16>
+  %c = kiln.conv %xl, %w, %b {channels_last = true, strides = array<i64: 4, 4>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<2x8x8x3xbf16>, tensor<16x4x4x3xbf16>, tensor<16xbf16>) -> tensor<2x2x2x16xbf16>
+  %cf = kiln.transpose %c {perm = array<i64: 0, 3, 1, 2>} : (tensor<2x2x2x16xbf16>) -> tensor<2x16x2x2xbf16>
+  %f = kiln.reshape %cf : tensor<2x16x2x2xbf16> to tensor<2x16x4xbf16>
+  %y = kiln.transpose %f {perm = array<i64: 0, 2, 1>} : (tensor<2x16x4xbf16>) -> tensor<2x4x16xbf16>
+  return %y : tensor<2x4x16xbf16>
+}
+
+// -----
+
+// Patches that overlap (stride below the kernel) or pad stay a convolution.
+// CHECK-LABEL: func.func @overlapping_patches
+// CHECK: kiln.conv
+// CHECK-NOT: kiln.matmul
+func.func @overlapping_patches(%x: tensor<2x8x8x3xbf16>) -> tensor<2x3x3x16xbf16> {
+  %w = kiln.constant dense<0.5> : tensor<16x4x4x3xbf16>
+  %c = kiln.conv %x, %w {channels_last = true, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<2x8x8x3xbf16>, tensor<16x4x4x3xbf16>) -> tensor<2x3x3x16xbf16>
+  return %c : tensor<2x3x3x16xbf16>
+}
