@@ -113,9 +113,10 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
     return mlir::success();
   }
 
-  /// A channels-last convolution over non-overlapping patches (kernel = stride, no padding or
-  /// dilation, one group, the image a whole number of patches: a ViT's patch embedding) is a
-  /// linear layer over the patches: x [N, H, W, C] viewed as [N, H/kh, kh, W/kw, kw, C],
+  /// A channels-last convolution over non-overlapping patches larger than a pixel (kernel =
+  /// stride, no padding or dilation, one group, the image a whole number of patches: a ViT's
+  /// patch embedding) is a linear layer over the patches: x [N, H, W, C] viewed as
+  /// [N, H/kh, kh, W/kw, kw, C],
   /// transposed to [N, H/kh, W/kw, kh, kw, C] and read as rows of kh·kw·C, times the weight
   /// [K, kh, kw, C] read as [kh·kw·C, K] (transposed now), plus the bias row: the conv's
   /// result [N, H/kh, W/kw, K] as it is. cuDNN runs such a convolution with 3 input channels
@@ -132,6 +133,7 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
     bool patches = conv.getStrides() == llvm::ArrayRef<int64_t>{kh, kw} &&
                    llvm::all_of(conv.getDilations(), [](int64_t d) { return d == 1; }) &&
                    llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; }) && kh > 0 && kw > 0 &&
+                   kh * kw > 1 && // a 1x1 conv keeps the conv epilogues (hard swish, clip) a gemm lacks
                    h % kh == 0 && wd % kw == 0 && w.getShape()[3] == c;
     if (!patches)
       return mlir::success();
