@@ -53,6 +53,14 @@ std::string valueName(Value value) {
   return onnxValueName(value);
 }
 
+/// Whether `value` is an argument of the function, through the data movement and casts that
+/// do not change which values it holds.
+bool readsGraphInput(Value value) {
+  while (mlir::isa_and_nonnull<ReshapeOp, TransposeOp, CastOp>(value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
+  return llvm::isa<mlir::BlockArgument>(value);
+}
+
 struct InsertQuantizationPass : impl::InsertQuantizationBase<InsertQuantizationPass> {
   using InsertQuantizationBase::InsertQuantizationBase;
 
@@ -192,6 +200,10 @@ void InsertQuantizationPass::runOnOperation() {
     }
     if (!quantizeOps.empty() && !llvm::is_contained(quantizeOps, op->getName().getStringRef()))
       continue; // not asked for: the caller says which kinds of op its codegen runs in 8 bits
+    if (keepFirst && readsGraphInput(op->getOperand(0))) {
+      op->emitRemark() << "not quantized: it reads the network input (the first layer; keep-first)";
+      continue;
+    }
     // Every scale first: an op is quantized whole or not at all.
     Value input = op->getOperand(0), weight = op->getOperand(1);
     mlir::Type inputElement = llvm::cast<mlir::RankedTensorType>(input.getType()).getElementType();

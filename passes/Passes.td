@@ -88,7 +88,8 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
     the largest, with `per-tensor-weights`: Hopper's FP8 GEMMs take one); a weight
     computed at run time (attention's K) is an activation. An op named in `keep` (ONNX node
     name, ONNX op type or kiln op name), or whose input has no calibrated range, stays as it
-    is, with a remark. Folding the pairs into 8-bit kernels is for codegen; the interpreter
+    is, with a remark; with `keep-first`, so does an op reading the network's input (through
+    reshapes, transposes and casts): the first layer, which sees the raw data. Folding the pairs into 8-bit kernels is for codegen; the interpreter
     evaluates them exactly, so the module measures the accuracy 8-bit plans will have.
   }];
   let options = [
@@ -103,6 +104,8 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
                "The kiln ops to quantize (default: kiln.conv, kiln.conv_transpose, kiln.matmul, kiln.gemm)">,
     Option<"perTensorWeights", "per-tensor-weights", "bool", /*default=*/"false",
            "One scale per constant weight instead of one per output channel">,
+    Option<"keepFirst", "keep-first", "bool", /*default=*/"false",
+           "Ops whose input is a graph input (through reshapes, transposes and casts) stay unquantized">,
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

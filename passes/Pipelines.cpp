@@ -107,6 +107,9 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
     insert.method = options.quantization->method;
     insert.quantizeOps.push_back("kiln.matmul");
     insert.perTensorWeights = true;
+    // The first layer sees the raw data: quantizing ViT-B/16's patch embedding (the image) to
+    // E4M3 moved its output from cosine 0.9952 to 0.9947 against fp32 (H100, batch 64).
+    insert.keepFirst = true;
     func.addPass(createInsertQuantization(insert));
     FoldQuantizationOptions fold;
     fold.dropUnfoldable = true;

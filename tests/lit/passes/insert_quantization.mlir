@@ -8,6 +8,7 @@
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json" 2>&1 | FileCheck %s --check-prefix=RESHAPE
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json method=percentile type=fp8 keep=MatMul" 2>&1 | FileCheck %s --check-prefix=FP8
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json ops=kiln.conv per-tensor-weights" 2>&1 | FileCheck %s --check-prefix=OPS
+// RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json keep-first" 2>&1 | FileCheck %s --check-prefix=FIRST
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json" --kiln-fold-constants -o %t/q.mlir
 // RUN: kiln eval %t/q.mlir --output-dir %t/out > /dev/null
 
@@ -50,6 +51,17 @@
 // OPS-NEXT: kiln.constant dense<0> : tensor<i8>
 // OPS-NEXT: kiln.quantize {{.*}} : (tensor<2x2x1x1xf32>, tensor<f32>, tensor<i8>) -> tensor<2x2x1x1xi8>
 // OPS: kiln.matmul %{{.*}}, %arg1
+
+// keep-first: the convs and mm3 read the network input x (mm3 through a reshape) and stay as
+// they are; the matmul reading c is quantized.
+// FIRST-COUNT-3: remark: not quantized: it reads the network input (the first layer; keep-first)
+// FIRST-LABEL: func.func @main
+// FIRST: kiln.conv %arg0
+// FIRST: kiln.conv %arg0
+// FIRST: kiln.quantize
+// FIRST: kiln.matmul %[[CD:.*]], %{{.*}}
+// FIRST: kiln.matmul %{{.*}}, %arg1
+// FIRST: kiln.matmul %{{.*}}, %arg1
 
 func.func @main(%x: tensor<1x2x2x2xf32> {kiln.name = "x"}, %k: tensor<2x2xf32> {kiln.name = "k"}) -> (tensor<1x2x2x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) {
   %w = kiln.constant dense<[[[[1.27]], [[-0.5]]], [[[0.1]], [[-0.254]]]]> : tensor<2x2x1x1xf32>
