@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 namespace kiln::codegen {
 namespace {
@@ -450,6 +451,77 @@ TEST(NormPoolKernels, RowNormsCompileForEveryTypeAndRowLength) {
     }
   }
   program.compile("row_norms.cu");
+}
+
+/// A norm fusion group as codegen describes it: the residual sum (prologue), the layer_norm,
+/// its bf16 cast and E4M3 quantize (epilogue); results: the normalized value, the cast, the
+/// quantization. Inputs of `dtype`, widened in the body as kiln-form-fusion-groups does.
+OpDesc normGroup(DType dtype, int64_t rows, int64_t size) {
+  const std::vector<int64_t> shape = {rows, size};
+  OpDesc group;
+  group.op = "kiln.fusion_group";
+  group.name = "ln";
+  group.attrs["kind"] = std::string("norm");
+  group.operands = {tensor(dtype, shape), tensor(dtype, shape), tensor(DType::F32, {size}),
+                    tensor(DType::F32, {size}), floatConstant(DType::F32, {}, {0.0078125}),
+                    floatConstant(DType::F8E4M3FN, {}, {0.0})};
+  group.results = {tensor(DType::F32, shape), tensor(DType::BF16, shape), tensor(DType::F8E4M3FN, shape)};
+  auto body = [&](OpDesc op, std::vector<BodyRef> refs) { group.body.push_back(BodyOp{std::move(op), std::move(refs)}); };
+  auto wide = tensor(DType::F32, shape);
+  body(makeOp("kiln.cast", {tensor(dtype, shape)}, wide), {{true, 0}});
+  body(makeOp("kiln.cast", {tensor(dtype, shape)}, wide), {{true, 1}});
+  body(makeOp("kiln.add", {wide, wide}, wide), {{false, 0}, {false, 1}});
+  body(makeOp("kiln.layer_norm", {wide, group.operands[2], group.operands[3]}, wide, {{"axis", int64_t(1)}}),
+       {{false, 2}, {true, 2}, {true, 3}});
+  body(makeOp("kiln.cast", {wide}, group.results[1]), {{false, 3}});
+  body(makeOp("kiln.quantize", {wide, group.operands[4], group.operands[5]}, group.results[2]),
+       {{false, 3}, {true, 4}, {true, 5}});
+  group.yields = {{false, 3}, {false, 4}, {false, 5}};
+  return group;
+}
+
+TEST(NormPoolKernels, NormGroupsComputeTheirBodyAroundTheRowKernel) {
+  Program program;
+  // A warp a row (BERT's 768), a block with registers, a streamed block; f32 and bf16 inputs.
+  for (auto [dtype, rows, size] : std::vector<std::tuple<DType, int64_t, int64_t>>{
+           {DType::F32, 33, 768}, {DType::BF16, 33, 768}, {DType::F32, 3, 5000}, {DType::BF16, 2, 20000}}) {
+    EmittedKernels k = program.add(normGroup(dtype, rows, size));
+    ASSERT_EQ(k.launches.size(), 1u);
+    // The four tensors are read; the scale and zero point are baked; three results.
+    expectArgs(k.launches[0], args({{kOperand, 0}, {kOperand, 1}, {kOperand, 2}, {kOperand, 3}, {kResult, 0},
+                                    {kResult, 1}, {kResult, 2}}));
+    for (const char *store : {"y0[idx] = v3[0];", "y1[idx] = v4[0];", "y2[idx] = v5[0];"})
+      EXPECT_NE(k.source.find(store), std::string::npos) << store << "\n" << k.source;
+    // The prologue reads both inputs at the element; the layer_norm reads the sum.
+    EXPECT_NE(k.source.find("kiln_ld(p0, idx)"), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find("xv = (float)kiln_ld(v2, 0)"), std::string::npos) << k.source;
+    EXPECT_EQ(k.source.find("kItems") == std::string::npos, size == 20000) << "streamed only past registers";
+  }
+  program.compile("norm_groups.cu");
+}
+
+TEST(NormPoolKernels, NormGroupsRefuseBodiesTheirKernelCannotCompute) {
+  auto expectGroupError = [](const OpDesc &group, const std::string &fragment) {
+    auto emitted = emitKernels(group, EmitContext{"k0_"});
+    ASSERT_FALSE(emitted.isOk()) << "expected an error mentioning '" << fragment << "'";
+    EXPECT_NE(emitted.status().message().find(fragment), std::string::npos) << emitted.status().message();
+  };
+  // The epilogue reading the prologue's sum: the kernel no longer holds it when it normalizes.
+  OpDesc late = normGroup(DType::F32, 4, 64);
+  late.body[4].args = {{false, 2}};
+  expectGroupError(late, "epilogue reads a value of its prologue");
+  // A result that is not a value of the normalized shape.
+  OpDesc input = normGroup(DType::F32, 4, 64);
+  input.yields[0] = {true, 0};
+  expectGroupError(input, "not a body value of the normalized shape");
+  // No layer_norm at all.
+  OpDesc none = normGroup(DType::F32, 4, 64);
+  none.body[3].op.op = "kiln.relu";
+  expectGroupError(none, "holds one kiln.layer_norm");
+  // A scale computed in the body instead of read from a group input.
+  OpDesc scale = normGroup(DType::F32, 4, 64);
+  scale.body[3].args[1] = {false, 0};
+  expectGroupError(scale, "reads its scale and bias from group inputs");
 }
 
 TEST(NormPoolKernels, RowNormGeometry) {
