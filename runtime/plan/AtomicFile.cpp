@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace kiln::plan {
@@ -35,6 +36,20 @@ runtime::Status ioError(const std::string &what, const std::string &path, int er
 }
 
 runtime::Status writeFileAtomically(const std::string &path, std::span<const uint8_t> bytes, const std::string &what) {
+  // A destination that exists and is not a regular file (/dev/null, a pipe, a terminal) is
+  // written as it is: renaming a file over it would replace the device or the pipe.
+  struct stat existing{};
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    if (S_ISDIR(existing.st_mode))
+      return ioError("cannot write " + what + " to", path, EISDIR);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+      return ioError("cannot open for the " + what, path, errno);
+    int error = writeAll(fd, bytes);
+    if (::close(fd) != 0 && error == 0)
+      error = errno;
+    return error == 0 ? runtime::Status::ok() : ioError("cannot write " + what, path, error);
+  }
   static std::atomic<uint64_t> counter{0};
   std::string temp;
   int fd = -1;

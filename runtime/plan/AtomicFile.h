@@ -17,8 +17,9 @@
 namespace kiln::plan {
 
 /// Writes `bytes` to `path` through a temporary file in the same directory (O_EXCL, a
-/// per-process counter: concurrent writers never share one), fsync and rename. `what` names
-/// the file in messages ("plan", "timing cache").
+/// per-process counter: concurrent writers never share one), fsync and rename. A `path` that
+/// exists and is not a regular file (/dev/null, a pipe) is written directly instead; a
+/// directory is an error. `what` names the file in messages ("plan", "timing cache").
 runtime::Status writeFileAtomically(const std::string &path, std::span<const uint8_t> bytes, const std::string &what);
 
 /// A message for errno `error` from doing `what` to `path`; the code says whether the file is

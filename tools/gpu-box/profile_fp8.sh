@@ -2,7 +2,9 @@
 # On the GPU box, after tools/gpu-box/stage.sh: where an fp8 plan's GPU time goes. For each
 # suite model given (name:batch, default BERT-base at batch 32): export at that batch and at
 # batch 1, calibrate through the batch-1 export (as bench/gpu_suite.py does), compile bf16 and
-# fp8 plans and write `kiln profile` of each into $OUT/profile-<name>-b<batch>-<precision>.txt.
+# fp8 plans and write `kiln profile` of each into $OUT/profile-<name>-b<batch>-<precision>.txt,
+# `kiln inspect` of each plan (every step with its buffers) into $OUT/inspect-...txt.gz, and the
+# fp8 module before the passes and after the last one (weights elided) into $OUT/ir-<name>/.
 #   tools/gpu-box/profile_fp8.sh [name:batch,...]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,7 +35,12 @@ PY
     extra=(); [ "$p" = fp8 ] && extra=(--calibration "$WORK/$m.calib.json")
     build-gpu/kiln compile "$WORK/${m}_b$b.onnx" --precision $p "${extra[@]}" -o "$WORK/$m-b$b-$p.kiln" --quiet || status=1
     build-gpu/kiln profile "$WORK/$m-b$b-$p.kiln" > "$OUT/profile-$m-b$b-$p.txt" 2>&1 || status=1
+    build-gpu/kiln inspect "$WORK/$m-b$b-$p.kiln" | gzip > "$OUT/inspect-$m-b$b-$p.txt.gz" || status=1
     head -5 "$OUT/profile-$m-b$b-$p.txt"
   done
+  rm -rf "$WORK/ir-$m" && mkdir -p "$OUT/ir-$m"
+  build-gpu/kiln compile "$WORK/${m}_b$b.onnx" --precision fp8 --calibration "$WORK/$m.calib.json" -o "$WORK/ir-$m.kiln" \
+    --dump-ir "$WORK/ir-$m" --quiet || status=1
+  for f in "$WORK/ir-$m"/00-*.mlir "$(ls "$WORK/ir-$m"/*.mlir | tail -1)"; do gzip -c "$f" > "$OUT/ir-$m/$(basename "$f").gz"; done
 done
 exit $status

@@ -11,6 +11,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <chrono>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace kiln::plan {
@@ -177,6 +181,50 @@ TEST(PlanIO, WriteReplacesAnExistingFile) {
   StatusOr<Plan> read = readPlanFile(path);
   ASSERT_TRUE(read.isOk()) << read.status().toString();
   EXPECT_EQ(dir.entries().size(), 1u);
+}
+
+// `kiln compile -o /dev/null` (or a pipe): the destination is written as it is, never renamed
+// over; here a FIFO in the temporary directory, so a broken version cannot replace a device.
+TEST(PlanIO, WriteIntoAPipeWritesThroughIt) {
+  TempDir dir;
+  std::string path = dir.file("pipe");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  // The reader never blocks (a writer that renamed over the pipe would leave it waiting): it
+  // reads until the writer has come and gone, for at most 10 s.
+  std::string received;
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(fd, 0);
+  std::thread reader([&] {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    char chunk[65536];
+    while (std::chrono::steady_clock::now() < deadline) {
+      ssize_t n = ::read(fd, chunk, sizeof chunk);
+      if (n > 0)
+        received.append(chunk, static_cast<size_t>(n));
+      else if (n == 0 && !received.empty())
+        break; // the writer closed its end
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ::close(fd);
+  });
+  Status written = writePlanFile(makeSamplePlan(), path);
+  reader.join();
+  ASSERT_TRUE(written.isOk()) << written.toString();
+  EXPECT_TRUE(fs::is_fifo(path)) << "the pipe was replaced by a file";
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"pipe"});
+  std::string copy = dir.file("copy.kiln");
+  ASSERT_TRUE(writePlanFile(makeSamplePlan(), copy).isOk());
+  EXPECT_EQ(received.size(), fs::file_size(copy));
+}
+
+TEST(PlanIO, WriteOntoADirectoryFails) {
+  TempDir dir;
+  fs::create_directory(dir.file("d"));
+  Status s = writePlanFile(makeSamplePlan(), dir.file("d"));
+  EXPECT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("Is a directory"), std::string::npos) << s.message();
+  EXPECT_TRUE(fs::is_directory(dir.file("d")));
 }
 
 TEST(PlanIO, WriteRefusesAnInvalidPlanAndLeavesNothing) {
