@@ -5,18 +5,12 @@
 # fp8 beside torch.compile bf16 (bench/gpu_suite.py; results into $OUT).
 #   tools/gpu-box/check_fp8.sh [name:batch,...]
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/kiln-gpu-out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export KILN_CUDA_INCLUDE=${KILN_CUDA_INCLUDE:-/usr/local/cuda/include}
+source "$(dirname "$0")/box-env.sh" /tmp/kiln-fp8
 status=0
 python3 tests/gpu/check_fp8_gemms.py --kiln build-gpu/kiln 2>&1 | tee "$OUT/fp8-gemms.log" || status=1
 models=${1:-bert_base_seq128:1,bert_base_seq128:32,vit_b_16:1,vit_b_16:64}
 # What the fp8 pipeline makes of each model's batch-1 export: its remarks (layers left in bf16
 # and why) and how many gemm steps run in FP8.
-WORK=${WORK:-/tmp/kiln-fp8}
-mkdir -p "$WORK"
 for m in $(echo "$models" | tr ',' '\n' | cut -d: -f1 | sort -u); do
   python3 - "$m" "$WORK" <<'PY' || { status=1; continue; }
 import sys

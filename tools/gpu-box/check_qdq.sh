@@ -4,12 +4,7 @@
 # the bundled tiny CNN, then suite CNNs exported here with torch (bench/kiln_models.py).
 #   tools/gpu-box/check_qdq.sh [model ...]      (default: resnet50 mobilenet_v3_large)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/kiln-gpu-out}
-WORK=${WORK:-/tmp/kiln-qdq}
-mkdir -p "$OUT" "$WORK"
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export KILN_CUDA_INCLUDE=${KILN_CUDA_INCLUDE:-/usr/local/cuda/include}
+source "$(dirname "$0")/box-env.sh" /tmp/kiln-qdq
 status=0
 python3 tests/importer/check_qdq_models.py --kiln build-gpu/kiln --model examples/tiny_cnn.onnx \
   --work-dir "$WORK/tiny_cnn" --gpu 2>&1 | grep -v '^WARNING' | tee "$OUT/qdq-tiny_cnn.log" || status=1

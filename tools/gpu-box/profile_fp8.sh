@@ -7,12 +7,7 @@
 # fp8 module before the passes and after the last one (weights elided) into $OUT/ir-<name>/.
 #   tools/gpu-box/profile_fp8.sh [name:batch,...]
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/kiln-gpu-out}
-WORK=${WORK:-/tmp/kiln-fp8}
-mkdir -p "$OUT" "$WORK"
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export KILN_CUDA_INCLUDE=${KILN_CUDA_INCLUDE:-/usr/local/cuda/include}
+source "$(dirname "$0")/box-env.sh" /tmp/kiln-fp8
 status=0
 for cell in $(echo "${1:-bert_base_seq128:32}" | tr ',' '\n'); do
   m=${cell%%:*} b=${cell##*:}
