@@ -35,6 +35,19 @@ std::string shapeText(llvm::ArrayRef<int64_t> shape) {
   return text + "]";
 }
 
+/// Every value the body's ops compute broadcasts to `shape` (`what` names it in the error): the
+/// kernel computes each of them at every element of that shape.
+LogicalResult verifyValuesBroadcastTo(Block &block, llvm::ArrayRef<int64_t> shape, llvm::StringRef what) {
+  for (Operation &op : block.without_terminator())
+    for (Value result : op.getResults()) {
+      auto own = llvm::cast<RankedTensorType>(result.getType()).getShape();
+      if (!broadcastsTo(own, shape))
+        return op.emitOpError() << "result of shape " << shapeText(own) << " does not broadcast to " << what << " "
+                                << shapeText(shape) << "; a group computes every value at each result element";
+    }
+  return success();
+}
+
 /// A gemm group: one matmul of a 2-d right operand, then only what a cuBLASLt epilogue does
 /// (bias row and residual adds, one ReLU or tanh GELU) and casts. Before the matmul, an 8-bit
 /// GEMM's operands: kiln.dequantize of a group input, the weight's then transposed [1, 0]
@@ -126,11 +139,8 @@ LogicalResult verifyNormBody(FusionGroupOp group) {
   if (!norm)
     return group.emitOpError() << "a norm fusion group holds one kiln.layer_norm";
   auto shape = llvm::cast<RankedTensorType>(norm.getResult().getType()).getShape();
-  for (Operation &op : block.without_terminator())
-    for (Value result : op.getResults())
-      if (!broadcastsTo(llvm::cast<RankedTensorType>(result.getType()).getShape(), shape))
-        return op.emitOpError() << "result of shape " << shapeText(llvm::cast<RankedTensorType>(result.getType()).getShape())
-                                << " does not broadcast to the layer_norm's shape " << shapeText(shape);
+  if (failed(verifyValuesBroadcastTo(block, shape, "the layer_norm's shape")))
+    return failure();
   for (Value yielded : block.getTerminator()->getOperands())
     if (llvm::isa<BlockArgument>(yielded) || llvm::cast<RankedTensorType>(yielded.getType()).getShape() != shape)
       return group.emitOpError() << "a norm fusion group's results are values its body computes, of the "
@@ -183,18 +193,12 @@ LogicalResult FusionGroupOp::verify() {
   if (getKind() == "conv")
     return verifyConvBody(*this);
   auto resultShape = llvm::cast<RankedTensorType>(getResult(0).getType()).getShape();
-  for (Operation &op : block.without_terminator()) {
+  for (Operation &op : block.without_terminator())
     if (!isGroupElementwise(&op))
       return op.emitOpError() << "cannot be in an elementwise fusion group: only ops computed element by "
                                  "element (the ElementwiseMap trait, per-tensor quantize/dequantize) can";
-    for (Value result : op.getResults()) {
-      auto shape = llvm::cast<RankedTensorType>(result.getType()).getShape();
-      if (!broadcastsTo(shape, resultShape))
-        return op.emitOpError() << "result of shape " << shapeText(shape)
-                                << " does not broadcast to the group's result shape " << shapeText(resultShape)
-                                << "; a group computes every value at each result element";
-    }
-  }
+  if (failed(verifyValuesBroadcastTo(block, resultShape, "the group's result shape")))
+    return failure();
   for (BlockArgument argument : block.getArguments()) {
     auto shape = llvm::cast<RankedTensorType>(argument.getType()).getShape();
     if (!broadcastsTo(shape, resultShape))

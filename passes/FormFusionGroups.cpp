@@ -185,14 +185,10 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     for (Value parameter : {norm.getScale(), norm.getBias()})
       if (parameter && isNarrowFloat(elementOf(parameter)) && !wideInputs.count(parameter))
         wideInputs[parameter] = builder.createOrFold<CastOp>(parameter.getLoc(), computeTypeOf(parameter), parameter);
-    llvm::SmallVector<Operation *> narrowParameters;
-    for (auto [narrow, wide] : wideInputs)
-      if (Operation *def = narrow.getDefiningOp(); def && llvm::isa<ConstantOp>(def))
-        narrowParameters.push_back(def);
     buildGroup(results, members, "norm", norm, firstUse, wideInputs);
-    for (Operation *def : narrowParameters)
-      if (def->use_empty())
-        def->erase();
+    for (auto [narrow, wide] : wideInputs) // a weight whose f32 copy replaced it
+      if (auto constant = narrow.getDefiningOp<ConstantOp>(); constant && constant->use_empty())
+        constant->erase();
   }
 
   /// The ops after `norm` its kernel can compute per element of the result: elementwise ops of
@@ -201,14 +197,13 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
   /// elementwise op reads (a linear layer's input: writing it beats writing the f32 value for a
   /// kernel of its own to convert).
   llvm::SetVector<Operation *> normEpilogue(LayerNormOp norm) {
-    auto type = norm.getResult().getType();
+    llvm::ArrayRef<int64_t> shape = llvm::cast<RankedTensorType>(norm.getResult().getType()).getShape();
     // Ops reachable from the normalized value through elementwise ops of its shape.
     llvm::SetVector<Operation *> reachable;
     llvm::SmallVector<Value> work{norm.getResult()};
     while (!work.empty())
       for (Operation *user : work.pop_back_val().getUsers())
-        if (isFusible(user) && llvm::cast<RankedTensorType>(user->getResult(0).getType()).getShape() ==
-                                   llvm::cast<RankedTensorType>(type).getShape() &&
+        if (isFusible(user) && llvm::cast<RankedTensorType>(user->getResult(0).getType()).getShape() == shape &&
             reachable.insert(user))
           work.push_back(user->getResult(0));
     // Those reading only the norm, each other and constants; then those whose readers allow it.

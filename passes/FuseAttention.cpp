@@ -577,7 +577,8 @@ private:
     auto rowsType = llvm::cast<RankedTensorType>(rows.getType());
     if (bshd && resultType.getRank() == 3 && resultType.getShape() == llvm::ArrayRef<int64_t>{B, Sq, H * Dv} &&
         rowsType.getShape()[2] == 1) {
-      auto mergedRows = ReshapeOp::create(builder, loc, RankedTensorType::get({ms[0], rowsType.getShape()[1], 1}, i1), rows);
+      auto mergedType = RankedTensorType::get({ms[0], rowsType.getShape()[1], 1}, i1);
+      auto mergedRows = ReshapeOp::create(builder, loc, mergedType, rows);
       Value selected = WhereOp::create(builder, loc, resultType, mergedRows, zero, attention.getOutput());
       attention.getOutput().replaceAllUsesExcept(selected, selected.getDefiningOp());
       return selected;

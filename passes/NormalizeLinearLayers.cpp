@@ -116,10 +116,9 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
   /// A channels-last convolution over non-overlapping patches larger than a pixel (kernel =
   /// stride, no padding or dilation, one group, the image a whole number of patches: a ViT's
   /// patch embedding) is a linear layer over the patches: x [N, H, W, C] viewed as
-  /// [N, H/kh, kh, W/kw, kw, C],
-  /// transposed to [N, H/kh, W/kw, kh, kw, C] and read as rows of kh·kw·C, times the weight
-  /// [K, kh, kw, C] read as [kh·kw·C, K] (transposed now), plus the bias row: the conv's
-  /// result [N, H/kh, W/kw, K] as it is. cuDNN runs such a convolution with 3 input channels
+  /// [N, H/kh, kh, W/kw, kw, C], transposed to [N, H/kh, W/kw, kh, kw, C] and read as rows of
+  /// kh·kw·C, times the weight [K, kh, kw, C] read as [kh·kw·C, K] (transposed now), plus the
+  /// bias row: the conv's result [N, H/kh, W/kw, K] as it is. cuDNN runs such a convolution with 3 input channels
   /// far below the GEMM (ViT-B/16 at batch 64 on an H100: 0.52 ms of 6.3 in bf16), and as a
   /// matmul it is an fp8 plan's linear layer too.
   mlir::LogicalResult patchConvToMatmul(ConvOp conv) {
@@ -149,7 +148,8 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
     // conv reads it through the layout pass's transpose (one transpose instead of two).
     Value input = conv.getInput();
     auto layout = input.getDefiningOp<TransposeOp>();
-    bool fromChannelsFirst = layout && input.hasOneUse() && layout.getPerm() == llvm::ArrayRef<int64_t>{0, 2, 3, 1};
+    bool fromChannelsFirst =
+        layout && input.hasOneUse() && layout.getPerm() == llvm::ArrayRef<int64_t>{0, 2, 3, 1};
     Value split = fromChannelsFirst
                       ? ReshapeOp::create(builder, loc, x.clone({n, c, h / kh, kh, wd / kw, kw}), layout.getInput())
                       : ReshapeOp::create(builder, loc, x.clone({n, h / kh, kh, wd / kw, kw, c}), input);
@@ -187,7 +187,8 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
       return;
     auto flatten = llvm::dyn_cast_or_null<ReshapeOp>(single(toFirst.getResult()));
     llvm::ArrayRef<int64_t> shape = typeOf(channelsLast).getShape(); // N, Hp, Wp, K
-    if (!flatten || typeOf(flatten.getResult()).getShape() != llvm::ArrayRef<int64_t>{shape[0], shape[3], shape[1] * shape[2]})
+    llvm::SmallVector<int64_t, 3> channelsFirstRows = {shape[0], shape[3], shape[1] * shape[2]};
+    if (!flatten || typeOf(flatten.getResult()).getShape() != llvm::ArrayRef<int64_t>(channelsFirstRows))
       return;
     auto rows = llvm::dyn_cast_or_null<TransposeOp>(single(flatten.getResult()));
     if (!rows || rows.getPerm() != llvm::ArrayRef<int64_t>{0, 2, 1})

@@ -89,8 +89,9 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
     computed at run time (attention's K) is an activation. An op named in `keep` (ONNX node
     name, ONNX op type or kiln op name), or whose input has no calibrated range, stays as it
     is, with a remark; with `keep-first`, so does an op reading the network's input (through
-    reshapes, transposes and casts): the first layer, which sees the raw data. Folding the pairs into 8-bit kernels is for codegen; the interpreter
-    evaluates them exactly, so the module measures the accuracy 8-bit plans will have.
+    reshapes, transposes and casts): the first layer, which sees the raw data. Folding the
+    pairs into 8-bit kernels is for codegen; the interpreter evaluates them exactly, so the
+    module measures the accuracy 8-bit plans will have.
   }];
   let options = [
     Option<"calibration", "calibration", "std::string", /*default=*/"\"\"",

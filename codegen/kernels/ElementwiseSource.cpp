@@ -180,11 +180,7 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 }
 
 Status checkBroadcast(const OpDesc &op, const Input &in, const std::vector<int64_t> &result) {
-  bool ok = in.shape.size() <= result.size();
-  size_t lead = ok ? result.size() - in.shape.size() : 0;
-  for (size_t d = 0; ok && d < in.shape.size(); ++d)
-    ok = in.shape[d] == 1 || in.shape[d] == result[lead + d];
-  if (ok)
+  if (broadcastsTo(in.shape, result))
     return Status::ok();
   return op.error("operand " + std::to_string(in.operand) + " of shape " + shapeText(in.shape) +
                   " does not broadcast to the result shape " + shapeText(result));

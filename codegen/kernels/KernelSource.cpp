@@ -208,6 +208,16 @@ std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
   return strides;
 }
 
+bool broadcastsTo(const std::vector<int64_t> &shape, const std::vector<int64_t> &target) {
+  if (shape.size() > target.size())
+    return false;
+  size_t lead = target.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1 && shape[d] != target[lead + d])
+      return false;
+  return true;
+}
+
 std::string broadcastOffset(const std::vector<int64_t> &inShape, const std::vector<int64_t> &outShape,
                             const std::string &linear) {
   if (inShape == outShape)

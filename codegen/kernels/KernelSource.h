@@ -29,6 +29,9 @@ std::string literalInt(int64_t value); // "-3LL"
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
 int64_t product(const std::vector<int64_t> &shape);
 
+/// Whether `shape` numpy-broadcasts (right-aligned) to `target`.
+bool broadcastsTo(const std::vector<int64_t> &shape, const std::vector<int64_t> &target);
+
 /// C expression of the element offset in a tensor of `inShape` that numpy-broadcasts to
 /// `outShape`, for the output linear index held in variable `linear` (a long long).
 /// Returns "0" for a scalar and `linear` itself when the shapes are equal.

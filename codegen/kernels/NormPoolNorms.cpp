@@ -17,7 +17,6 @@
 #include "codegen/kernels/ElementwiseSource.h"
 #include "codegen/kernels/FusionBodySource.h"
 
-
 namespace kiln::codegen::normpool {
 namespace {
 
@@ -37,18 +36,6 @@ extern "C" __global__ void @FN@(const @T@ *__restrict__ x, const @ST@ *__restric
   }
 }
 )CUDA";
-
-/// Whether `shape` broadcasts (numpy, right-aligned) to `target`.
-bool broadcasts(const std::vector<int64_t> &shape, const std::vector<int64_t> &target) {
-  if (shape.size() > target.size())
-    return false;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    int64_t size = target[target.size() - shape.size() + d];
-    if (shape[d] != 1 && shape[d] != size)
-      return false;
-  }
-  return true;
-}
 
 /// Checks a per-channel operand: floating point of shape [C].
 Status requireChannelVector(const OpDesc &op, const TensorDesc &tensor, int64_t channels, const std::string &role) {
@@ -352,7 +339,7 @@ StatusOr<RowNorm> layerNormRows(const OpDesc &op, std::string function) {
   std::vector<int64_t> normalized(x.shape.begin() + axis, x.shape.end());
   // scale and bias broadcast (numpy, right-aligned) to the normalized axes.
   auto indexOf = [&](const TensorDesc &t, const std::string &role) -> StatusOr<std::string> {
-    if (!broadcasts(t.shape, normalized))
+    if (!broadcastsTo(t.shape, normalized))
       return op.error("the " + role + " shape " + formatShape(t.shape) + " does not broadcast to the normalized axes " +
                       formatShape(normalized));
     return broadcastOffset(t.shape, normalized, "col");
@@ -420,7 +407,7 @@ StatusOr<EmittedKernels> emitNormGroup(const OpDesc &group, const EmitContext &c
   Status inputError = Status::ok();
   GroupInputSource inputOf = [&](uint32_t index, const std::string &) {
     const TensorDesc &input = *group.operands[index];
-    if (!broadcasts(input.shape, x.shape) && inputError.isOk())
+    if (!broadcastsTo(input.shape, x.shape) && inputError.isOk())
       inputError = group.error("group input " + std::to_string(index) + " of shape " + formatShape(input.shape) +
                                " does not broadcast to the normalized shape " + formatShape(x.shape));
     read[index] = true;

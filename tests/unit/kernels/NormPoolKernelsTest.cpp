@@ -466,7 +466,9 @@ OpDesc normGroup(DType dtype, int64_t rows, int64_t size) {
                     tensor(DType::F32, {size}), floatConstant(DType::F32, {}, {0.0078125}),
                     floatConstant(DType::F8E4M3FN, {}, {0.0})};
   group.results = {tensor(DType::F32, shape), tensor(DType::BF16, shape), tensor(DType::F8E4M3FN, shape)};
-  auto body = [&](OpDesc op, std::vector<BodyRef> refs) { group.body.push_back(BodyOp{std::move(op), std::move(refs)}); };
+  auto body = [&](OpDesc op, std::vector<BodyRef> refs) {
+    group.body.push_back(BodyOp{std::move(op), std::move(refs)});
+  };
   auto wide = tensor(DType::F32, shape);
   body(makeOp("kiln.cast", {tensor(dtype, shape)}, wide), {{true, 0}});
   body(makeOp("kiln.cast", {tensor(dtype, shape)}, wide), {{true, 1}});
