@@ -19,6 +19,7 @@
 #include "passes/Passes.h"
 
 #include "passes/ConstantValues.h"
+#include "passes/ImagePatches.h"
 #include "passes/LinearLayer.h"
 
 #include "ir/Provenance.h"
@@ -144,20 +145,8 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
                               << llvm::toString(transposed.takeError());
     mlir::OpBuilder builder(conv);
     mlir::Location loc = conv.getLoc();
-    // The image split into patches and gathered: from channels-first [N, C, H, W] when the
-    // conv reads it through the layout pass's transpose (one transpose instead of two).
-    Value input = conv.getInput();
-    auto layout = input.getDefiningOp<TransposeOp>();
-    bool fromChannelsFirst =
-        layout && input.hasOneUse() && layout.getPerm() == llvm::ArrayRef<int64_t>{0, 2, 3, 1};
-    Value split = fromChannelsFirst
-                      ? ReshapeOp::create(builder, loc, x.clone({n, c, h / kh, kh, wd / kw, kw}), layout.getInput())
-                      : ReshapeOp::create(builder, loc, x.clone({n, h / kh, kh, wd / kw, kw, c}), input);
-    llvm::SmallVector<int64_t, 6> perm = fromChannelsFirst ? llvm::SmallVector<int64_t, 6>{0, 2, 4, 3, 5, 1}
-                                                           : llvm::SmallVector<int64_t, 6>{0, 1, 3, 2, 4, 5};
-    auto gathered = TransposeOp::create(builder, loc, x.clone({n, h / kh, wd / kw, kh, kw, c}), split,
-                                        builder.getDenseI64ArrayAttr(perm));
-    auto flat = ReshapeOp::create(builder, loc, x.clone({n, h / kh, wd / kw, rows}), gathered);
+    mlir::Operation *layout = conv.getInput().getDefiningOp();
+    Value flat = gatherPatches(builder, loc, conv.getInput(), kh, kw);
     auto matrix = ConstantOp::create(builder, weight.getLoc(), w.clone({rows, k}), *transposed);
     auto matmul = MatMulOp::create(builder, loc, y, flat, matrix);
     matmul->setDiscardableAttrs(conv->getDiscardableAttrDictionary()); // kiln.math, say
@@ -170,8 +159,7 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
     conv.erase();
     if (weight.use_empty())
       weight.erase();
-    if (fromChannelsFirst && layout->use_empty())
-      layout->erase();
+    eraseIfUnusedTranspose(layout);
     flattenPatchesInPlace(product);
     return mlir::success();
   }

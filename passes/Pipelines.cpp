@@ -76,6 +76,9 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
   // constants and casts merge.
   func.addPass(mlir::createCanonicalizerPass());
   func.addPass(mlir::createCSEPass());
+  // What CSE leaves because each copy is named after its own ONNX value (an exporter's
+  // per-layer attention mask).
+  func.addPass(createMergeEquivalentOps());
   // On the settled types (auto picks the half-precision convs), before anything groups ops:
   // then canonicalize turns the transposes that move only unit axes into reshapes (views).
   if (options.layout != Layout::NCHW) {
@@ -84,6 +87,7 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
     func.addPass(createConvertLayout(layout));
     func.addPass(mlir::createCanonicalizerPass());
     func.addPass(mlir::createCSEPass());
+    func.addPass(createSpaceToDepthConvs());
   }
   // Before grouping, so the mask and scale ops attention absorbs are not grouped first.
   bool half = options.precision == Precision::BF16 || options.precision == Precision::FP16;

@@ -70,7 +70,7 @@ def cases():
             out.append((f"bias_add_{elem}_{rows}x{cols}", binary("add", [rows, cols], [cols], [rows, cols], elem)))
         out.append((f"channel_mul_{elem}_2x8x64", binary("mul", [2, 8, 64], [8, 1], [2, 8, 64], elem)))
         out.append((f"plane_add_{elem}_4x8x48", binary("add", [4, 8, 48], [1, 8, 48], [4, 8, 48], elem)))
-    for n in [7, 769, 1025]:
+    for n in [7, 512, 769, 1025]:  # 512: rows a warp takes in chunks of 8
         t = shape_text([5, n], "f32")
         tw = shape_text([n], "f32")
         out.append((f"layer_norm_5x{n}", (
@@ -85,10 +85,10 @@ def cases():
 def norm_group_cases():
     """Layer norms as kiln compile fuses them (a norm group, one kernel): the residual sum before
     (the prologue), the bf16 cast and the E4M3 quantize of the normalized value after (the
-    epilogue), three results. Rows of a warp (7, 768), of a block in registers (1025, 5000) and
-    streamed from memory (20000)."""
+    epilogue), three results. Rows of a warp (7; 768 and 384 in chunks of 8 and 4 elements per
+    lane), of a block in registers (1025, 5000) and streamed from memory (20000)."""
     out = []
-    for rows, n in [(5, 7), (33, 768), (3, 1025), (2, 5000), (2, 20000)]:
+    for rows, n in [(5, 7), (33, 768), (9, 384), (3, 1025), (2, 5000), (2, 20000)]:
         t, tw = shape_text([rows, n], "f32"), shape_text([n], "f32")
         th, tq = shape_text([rows, n], "bf16"), shape_text([rows, n], "f8E4M3FN")
         body = (f"%s = kiln.add %x, %r : ({t}, {t}) -> {t}\n"

@@ -484,9 +484,14 @@ OpDesc normGroup(DType dtype, int64_t rows, int64_t size) {
 
 TEST(NormPoolKernels, NormGroupsComputeTheirBodyAroundTheRowKernel) {
   Program program;
-  // A warp a row (BERT's 768), a block with registers, a streamed block; f32 and bf16 inputs.
-  for (auto [dtype, rows, size] : std::vector<std::tuple<DType, int64_t, int64_t>>{
-           {DType::F32, 33, 768}, {DType::BF16, 33, 768}, {DType::F32, 3, 5000}, {DType::BF16, 2, 20000}}) {
+  // A warp a row (BERT's 768 in chunks of 8 per lane, 384 in chunks of 4, 100 element by
+  // element), a block with registers, a streamed block; f32 and bf16 inputs.
+  for (auto [dtype, rows, size] : std::vector<std::tuple<DType, int64_t, int64_t>>{{DType::F32, 33, 768},
+                                                                                   {DType::BF16, 33, 768},
+                                                                                   {DType::BF16, 5, 384},
+                                                                                   {DType::F32, 7, 100},
+                                                                                   {DType::F32, 3, 5000},
+                                                                                   {DType::BF16, 2, 20000}}) {
     EmittedKernels k = program.add(normGroup(dtype, rows, size));
     ASSERT_EQ(k.launches.size(), 1u);
     // The four tensors are read; the scale and zero point are baked; three results.
@@ -498,6 +503,19 @@ TEST(NormPoolKernels, NormGroupsComputeTheirBodyAroundTheRowKernel) {
     EXPECT_NE(k.source.find("kiln_ld(p0, idx)"), std::string::npos) << k.source;
     EXPECT_NE(k.source.find("xv = (float)kiln_ld(v2, 0)"), std::string::npos) << k.source;
     EXPECT_EQ(k.source.find("kItems") == std::string::npos, size == 20000) << "streamed only past registers";
+    // Rows a warp takes in whole chunks also have the chunked form, used when every chunked
+    // pointer is aligned: each input and result of the row's shape moved a chunk at a time.
+    int64_t chunk = size % 256 == 0 ? 8 : size % 128 == 0 ? 4 : 0;
+    std::string ty = dtype == DType::F32 ? "float" : "__nv_bfloat16", vec = "kiln_np_vec<" + ty + ", " +
+                                                                          std::to_string(chunk) + ">";
+    EXPECT_EQ(k.source.find("kV = ") != std::string::npos, chunk > 0) << k.source;
+    if (chunk > 0) {
+      for (const std::string &text :
+           {"const " + vec + " p0_c = *reinterpret_cast<const " + vec + " *>(p0 + base + col0);",
+            std::string("kiln_ld(p1_c.v, e)"), "(size_t)p0 % sizeof(" + vec + ") == 0", std::string("y0_c.v[e] = v3[0];"),
+            std::string("y2_c.v[e] = v5[0];"), std::string("= y1_c;")})
+        EXPECT_NE(k.source.find(text), std::string::npos) << text << "\n" << k.source;
+    }
   }
   program.compile("norm_groups.cu");
 }
