@@ -2,19 +2,10 @@
 bias + relu, max pool, a residual block with an explicit [C,1,1] bias add, an SE gate, a
 depthwise conv + clip, avg pool, global pool, flatten, gemm), batch 2, weights as resource
 blobs. Run from this directory: python3 make_small_cnn.py > small_cnn.mlir"""
-import numpy as np
+from mlir_weights import Weights, t
 
-rng = np.random.default_rng(7)
-blobs = {}
-
-
-def weight(name, shape, scale):
-    blobs[name] = (rng.standard_normal(shape) * scale).astype(np.float32)
-    return f"kiln.constant dense_resource<{name}> : tensor<{'x'.join(map(str, shape))}xf32>"
-
-
-def t(*shape):
-    return f"tensor<{'x'.join(map(str, shape))}xf32>"
+weights = Weights(7)
+weight = weights.constant
 
 
 conv = "strides = array<i64: {s}, {s}>, dilations = array<i64: 1, 1>, pads = array<i64: {p}, {p}, {p}, {p}>"
@@ -59,11 +50,5 @@ func.func @main(%x: {t(2, 3, 12, 12)} {{kiln.name = "x"}}) -> ({t(2, 10)} {{kiln
   %y = kiln.gemm %flat, %wf, %bf {{trans_b = true}} : ({t(2, 8)}, {t(10, 8)}, {t(10)}) -> {t(2, 10)}
   return %y : {t(2, 10)}
 }}
-
-{{-#
-  dialect_resources: {{
-    builtin: {{""")
-print(",\n".join(f'      {name}: "0x04000000{value.tobytes().hex().upper()}"' for name, value in blobs.items()))
-print("""    }
-  }
-#-}""")
+""")
+print(weights.resources())

@@ -4,19 +4,10 @@ pads 3, 3 channels, bias + relu), a 3x3 stride-2 conv over 2 channels (8 blocked
 channel padding) and a 3x3 stride-2 conv over 3 channels with pads only at the end (the
 rewrite's zero taps go before the original ones). Weights as resource blobs.
 Run from this directory: python3 make_stem_convs.py > stem_convs.mlir"""
-import numpy as np
+from mlir_weights import Weights, t
 
-rng = np.random.default_rng(11)
-blobs = {}
-
-
-def weight(name, shape, scale):
-    blobs[name] = (rng.standard_normal(shape) * scale).astype(np.float32)
-    return f"kiln.constant dense_resource<{name}> : tensor<{'x'.join(map(str, shape))}xf32>"
-
-
-def t(*shape):
-    return f"tensor<{'x'.join(map(str, shape))}xf32>"
+weights = Weights(11)
+weight = weights.constant
 
 
 def conv(s, pads):
@@ -37,11 +28,5 @@ func.func @main(%x1: {t(2, 3, 16, 16)} {{kiln.name = "x1"}}, %x2: {t(2, 2, 10, 1
   %y3 = kiln.conv %x3, %w3 {{{conv(2, [0, 0, 2, 2])}}} : ({t(2, 3, 10, 10)}, {t(5, 3, 3, 3)}) -> {t(2, 5, 5, 5)}
   return %y1, %y2, %y3 : {t(2, 8, 8, 8)}, {t(2, 4, 5, 5)}, {t(2, 5, 5, 5)}
 }}
-
-{{-#
-  dialect_resources: {{
-    builtin: {{""")
-print(",\n".join(f'      {name}: "0x04000000{value.tobytes().hex().upper()}"' for name, value in blobs.items()))
-print("""    }
-  }
-#-}""")
+""")
+print(weights.resources())
