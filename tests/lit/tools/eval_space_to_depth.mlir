@@ -2,11 +2,12 @@
 // stride-1 conv over the image's blocks it becomes compute the same sums (the interpreter
 // accumulates in f64, so the same bits), channels last (--layout nhwc: rewritten) and channels
 // first (--layout nchw: left alone). Inputs/stem_convs.mlir: ResNet's 7x7 stride-2 stem over 3
-// channels, a 3x3 stride-2 conv over 2 channels, one with pads only at the end.
+// channels, a 3x3 stride-2 conv over 2 channels, one with pads only at the end, a 6x6 stride-4
+// conv over one channel.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: kiln eval %S/Inputs/stem_convs.mlir --layout nhwc --output-dir %t/nhwc --quiet
 // RUN: kiln eval %S/Inputs/stem_convs.mlir --layout nchw --output-dir %t/nchw --quiet
-// RUN: %python -c "import numpy as np; [np.testing.assert_array_equal(np.load('%t/nhwc/' + y), np.load('%t/nchw/' + y)) for y in ('y1.npy', 'y2.npy', 'y3.npy')]; assert min(abs(np.load('%t/nchw/' + y)).max() for y in ('y1.npy', 'y2.npy', 'y3.npy')) > 0.5"
+// RUN: %python -c "import numpy as np; ys = ('y1.npy', 'y2.npy', 'y3.npy', 'y4.npy'); [np.testing.assert_array_equal(np.load('%t/nhwc/' + y), np.load('%t/nchw/' + y)) for y in ys]; assert min(abs(np.load('%t/nchw/' + y)).max() for y in ys) > 0.5"
 
 // What the convs became: each a stride-1 conv over the blocks gathered by one transpose of the
 // channels-first input, 12 blocked channels zero-padded to 16, the pads symmetric (the stem's
@@ -20,3 +21,5 @@
 // CHECK: kiln.conv {{.*}}pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x5x5x8xf32>, tensor<4x3x3x8xf32>) -> tensor<2x5x5x4xf32>
 // CHECK: kiln.pad {{.*}} -> tensor<2x5x5x16xf32>
 // CHECK: kiln.conv {{.*}}pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x5x5x16xf32>, tensor<5x3x3x16xf32>) -> tensor<2x5x5x5xf32>
+// CHECK: kiln.transpose %{{.*}} {perm = array<i64: 0, 1, 3, 2, 4, 5>} : (tensor<2x4x4x4x4x1xf32>)
+// CHECK: kiln.conv {{.*}}pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x4x4x16xf32>, tensor<3x3x3x16xf32>) -> tensor<2x4x4x3xf32>
