@@ -4,7 +4,9 @@
 // read from the operands. instance_norm, layer_norm and group_norm all normalize contiguous
 // rows -- an (n, c) plane, the trailing axes from `axis`, an (n, group) block of channels -- so
 // they share one kernel: mean, then mean squared deviation (two passes, as the interpreter
-// computes them), then (x - mean) / sqrt(var + epsilon) * scale + bias. Rows up to 1024
+// computes them), then (x - mean) * (1 / sqrt(var + epsilon)) * scale + bias: one division a
+// row, not one an element (an IEEE division is about ten instructions, and a warp's row of 768
+// divided 24 times a lane; the product is within an ulp of the quotient). Rows up to 1024
 // elements get one warp each (BERT/ViT rows of 768: 24 values a lane, kept in registers);
 // longer rows one block each, values kept in registers up to 16 a thread and re-read from
 // global memory beyond that. Statistics accumulate in float (double for f64) with
@@ -164,13 +166,13 @@ extern "C" __global__ void __launch_bounds__(@BLOCK@) @FN@(@PARAMS@) {
       const @CT@ d = v[k] - mean;
       acc += col < kSize ? d * d : (@CT@)0;
     }
-    const @CT@ stdDev = sqrt(@REDUCE@ / (@CT@)kSize + @EPS@);
+    const @CT@ rstd = (@CT@)1 / sqrt(@REDUCE@ / (@CT@)kSize + @EPS@);
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       const kiln_i64 col = @FIRST@ + (kiln_i64)@STEP@ * k;
       if (col < kSize) {
         const kiln_i64 idx = base + col;
-        const @CT@ nv = (v[k] - mean) / stdDev * (@CT@)kiln_ld(@SCALE@, @SCALE_INDEX@)@BIAS_TERM@;
+        const @CT@ nv = (v[k] - mean) * rstd * (@CT@)kiln_ld(@SCALE@, @SCALE_INDEX@)@BIAS_TERM@;
         @STORE@
       }
     }
@@ -208,7 +210,7 @@ constexpr std::string_view kRowNormChunked = R"CUDA(
         const @CT@ d = v[k] - mean;
         acc += d * d;
       }
-      const @CT@ stdDev = sqrt(kiln_np_warp_sum(acc) / (@CT@)kSize + @EPS@);
+      const @CT@ rstd = (@CT@)1 / sqrt(kiln_np_warp_sum(acc) / (@CT@)kSize + @EPS@);
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
         const kiln_i64 col0 = ((kiln_i64)c * 32 + lane) * kV;
@@ -217,7 +219,7 @@ constexpr std::string_view kRowNormChunked = R"CUDA(
         for (int e = 0; e < kV; ++e) {
           const kiln_i64 col = col0 + e;
           const kiln_i64 idx = base + col;
-          const @CT@ nv = (v[c * kV + e] - mean) / stdDev * (@CT@)kiln_ld(@SCALE@, @SCALE_INDEX@)@BIAS_TERM@;
+          const @CT@ nv = (v[c * kV + e] - mean) * rstd * (@CT@)kiln_ld(@SCALE@, @SCALE_INDEX@)@BIAS_TERM@;
           @STORE@
         }
 @NORM_PASS_STORES@
@@ -291,11 +293,11 @@ extern "C" __global__ void __launch_bounds__(@BLOCK@) @FN@(@PARAMS@) {
       const @CT@ d = xv - mean;
       acc += d * d;
     }
-    const @CT@ stdDev = sqrt(@REDUCE@ / (@CT@)kSize + @EPS@);
+    const @CT@ rstd = (@CT@)1 / sqrt(@REDUCE@ / (@CT@)kSize + @EPS@);
     for (kiln_i64 col = @FIRST@; col < kSize; col += @STEP@) {
       const kiln_i64 idx = base + col;
       @RELOAD@
-      const @CT@ nv = (xv - mean) / stdDev * (@CT@)kiln_ld(@SCALE@, @SCALE_INDEX@)@BIAS_TERM@;
+      const @CT@ nv = (xv - mean) * rstd * (@CT@)kiln_ld(@SCALE@, @SCALE_INDEX@)@BIAS_TERM@;
       @STORE@
     }
   }
