@@ -123,7 +123,8 @@ struct SpaceToDepthConvsPass : impl::SpaceToDepthConvsBase<SpaceToDepthConvsPass
       Value padAmounts = ConstantOp::create(builder, loc, padsType,
                                             mlir::DenseElementsAttr::get(padsType, llvm::ArrayRef(amounts)));
       auto scalar = RankedTensorType::get({}, blocked.getElementType());
-      Value zero = ConstantOp::create(builder, loc, scalar, llvm::cast<mlir::ElementsAttr>(builder.getZeroAttr(scalar)));
+      Value zero =
+          ConstantOp::create(builder, loc, scalar, llvm::cast<mlir::ElementsAttr>(builder.getZeroAttr(scalar)));
       auto padded = blocked.clone({blocked.getShape()[0], blocked.getShape()[1], blocked.getShape()[2], channels});
       image = PadOp::create(builder, loc, padded, image, padAmounts, zero, "constant");
     }

@@ -372,11 +372,14 @@ def main():
     prefixes = tuple(p for p in args.only.split(",") if p)
     all_cases = [c for c in cases() + channels_last_pool_cases() if not prefixes or c[0].startswith(prefixes)]
     with tempfile.TemporaryDirectory() as tmp:
-        for name, spec, *reference in all_cases:
+        for index, (name, spec, *reference) in enumerate(all_cases):
             problem = run_case(args.kiln, name, spec, tmp, rng, *reference)
             if problem:
                 failed += 1
-                print(f"FAILED {name}: {problem}")
+            # Flushed case by case: a run cut short (a device call's time limit) still says how
+            # far it got.
+            line = f"FAILED {name}: {problem}" if problem else f"ok     {name} ({index + 1}/{len(all_cases)})"
+            print(line, flush=True)
     print(f"generated-kernels: {len(all_cases) - failed} passed, {failed} failed, {len(all_cases)} cases")
     return 1 if failed else 0
 
