@@ -158,17 +158,24 @@ def SpaceToDepthConvs : Pass<"kiln-space-to-depth-convs", "mlir::func::FuncOp"> 
     kernels far from their peak: ResNet-50's took 24% of a batch-256 bf16 plan on an H200
     (1.9 ms), and padding the 3 channels to 4 or 8 did not help. Such a conv (channels last,
     one group, no dilation, the same stride s ≥ 2 on both axes, a kernel larger than s,
-    s·s·C ≤ `max-channels`, a constant weight, H and W multiples of s) becomes a stride-1 conv
+    s·s·C ≤ `max-channels`, at least `min-macs-per-pixel` multiply-adds per output pixel, a
+    constant weight, H and W multiples of s) becomes a stride-1 conv
     over the image's s x s blocks: x [N, H, W, C] gathered to [N, H/s, W/s, s·s·C] (a view, a
     transpose and a view, from the channels-first image when the layout pass's transpose is all
     that reads it), zero-padded to a multiple of 8 channels (tensor cores take 8 at a time), and
     the weight rearranged at compile time into ceil-sized taps over those channels, zeros where
     no original tap lands. The sums are the same products (plus zeros); the pads stay
-    symmetric (the file comment says how), since cuDNN takes one pad per axis.
+    symmetric (the file comment says how), since cuDNN takes one pad per axis. The rewrite
+    multiplies the work (2.7x for ResNet's stem: 5x5 taps over 16 channels for 7x7 over 3) and
+    adds a gather and a pad of the image (0.36 ms at batch 256 on an H100), so a conv with few
+    multiply-adds per pixel (MobileNetV3's 3x3 to 16 channels: 432; ResNet's stem: 9408), which
+    is fast enough at 3 channels, stays as it is.
   }];
   let options = [
     Option<"maxChannels", "max-channels", "int64_t", /*default=*/"16",
            "Largest s·s·C (channels of the blocked image) that is rewritten">,
+    Option<"minMacsPerPixel", "min-macs-per-pixel", "int64_t", /*default=*/"4096",
+           "Fewest multiply-adds per output pixel (R·S·C·K) of a conv that is rewritten">,
     Option<"inlineElements", "inline-elements", "int64_t", /*default=*/"16",
            "Rearranged weights with more elements become resource blobs">,
   ];

@@ -83,8 +83,11 @@ struct SpaceToDepthConvsPass : impl::SpaceToDepthConvsBase<SpaceToDepthConvsPass
     llvm::ArrayRef<int64_t> strides = conv.getStrides(), pads = conv.getPads();
     int64_t s = strides[0], c = x.getShape()[3];
     int64_t kh = w.getShape()[1], kw = w.getShape()[2];
-    // Worth it where the channels are few and the kernel overlaps itself: the stem of a CNN.
-    if (strides[1] != s || s < 2 || s * s * c > maxChannels || (kh <= s && kw <= s))
+    // Worth it where the channels are few, the kernel overlaps itself and the conv does enough
+    // work per output pixel to be slow at small C (ResNet's stem, not MobileNetV3's 3x3 to 16).
+    int64_t k = w.getShape()[0];
+    if (strides[1] != s || s < 2 || s * s * c > maxChannels || (kh <= s && kw <= s) ||
+        kh * kw * c * k < minMacsPerPixel)
       return mlir::success();
     auto rows = planAxis(x.getShape()[1], y.getShape()[1], kh, s, pads[0]);
     auto cols = planAxis(x.getShape()[2], y.getShape()[2], kw, s, pads[1]);
@@ -96,7 +99,6 @@ struct SpaceToDepthConvsPass : impl::SpaceToDepthConvsBase<SpaceToDepthConvsPass
     if (!values)
       return conv.emitError() << "internal: reading the weight of a strided stem convolution: "
                               << llvm::toString(values.takeError());
-    int64_t k = w.getShape()[0];
     auto newWeightType = w.clone({k, rows->taps, cols->taps, channels});
     interp::Tensor packed = interp::Tensor::zeros(newWeightType);
     for (int64_t o = 0; o < k; ++o)
