@@ -4,6 +4,7 @@
 #   build-gpu/kiln            kiln with MLIR/LLVM/protobuf linked statically (CUDA libs shared)
 #   build-gpu/tests/*         the GPU test binaries (runtime-only build, ctest label `gpu`)
 #   build-gpu/node-tests.tgz  the in-scope ONNX node tests (libonnx-testdata is not on the box)
+#   build-gpu/probes/*        the 8-bit cuDNN/cuBLASLt probes (bench/*_probe.cpp)
 # Then, on the box: tools/gpu-box/check_gpu.sh (tests, node tests on the GPU, models).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,4 +34,15 @@ with tarfile.open(sys.argv[1], "w:gz") as tar:
     for name, path in in_scope_tests(NODE_DIR):
         tar.add(path, arcname=name)
 PY
+# The 8-bit library probes (bench/*_probe.cpp; tools/gpu-box/probe_8bit.sh runs them), rebuilt
+# when their source is newer: the cuDNN frontend's headers take nvcc about two minutes.
+mkdir -p "$STAGE/probes"
+probe() { # name, extra nvcc arguments
+  local src="bench/$1.cpp" bin="$STAGE/probes/$1"
+  if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+    nvcc -std=c++17 -O2 -arch=sm_90 "$src" -o "$bin" "${@:2}"
+  fi
+}
+probe conv8_probe -Ithird_party/cudnn-frontend/include -lcudnn -lnvrtc
+probe gemm8_probe -lcublasLt
 du -sh "$STAGE"/* | sed 's/^/staged: /'
