@@ -128,7 +128,7 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
     if (!conv.getChannelsLast() || x.getRank() != 4 || w.getRank() != 4 || conv.getGroup() != 1 || !weight ||
         !x.hasStaticShape() || !y.hasStaticShape())
       return mlir::success();
-    int64_t n = x.getShape()[0], h = x.getShape()[1], wd = x.getShape()[2], c = x.getShape()[3];
+    int64_t h = x.getShape()[1], wd = x.getShape()[2], c = x.getShape()[3];
     int64_t k = w.getShape()[0], kh = w.getShape()[1], kw = w.getShape()[2];
     bool patches = conv.getStrides() == llvm::ArrayRef<int64_t>{kh, kw} &&
                    llvm::all_of(conv.getDilations(), [](int64_t d) { return d == 1; }) &&
