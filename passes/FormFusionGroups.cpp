@@ -193,9 +193,9 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
 
   /// The ops after `norm` its kernel can compute per element of the result: elementwise ops of
   /// the result's shape reading only the normalized value, each other and constants, taken when
-  /// every reader is taken too, or when it is a conversion (cast, per-tensor quantize) that no
-  /// elementwise op reads (a linear layer's input: writing it beats writing the f32 value for a
-  /// kernel of its own to convert).
+  /// every reader is taken too, or when it is a conversion (cast, per-tensor quantize) whose
+  /// elementwise readers are all taken (a linear layer's input: writing it beats writing the f32
+  /// value for a kernel of its own to convert).
   llvm::SetVector<Operation *> normEpilogue(LayerNormOp norm) {
     llvm::ArrayRef<int64_t> shape = llvm::cast<RankedTensorType>(norm.getResult().getType()).getShape();
     // Ops reachable from the normalized value through elementwise ops of its shape.
@@ -222,7 +222,11 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       if (ok) {
         bool conversion = llvm::isa<CastOp>(op) || (llvm::isa<QuantizeOp>(op) && isPerTensorQuantization(op));
         bool allTaken = !op->use_empty() && llvm::all_of(op->getUsers(), takes);
-        ok = allTaken || (conversion && llvm::none_of(op->getUsers(), isFusible));
+        // A conversion read by other steps too (the bf16 residual of the next linear layer
+        // beside its E4M3 input, quantized from that bf16 value) is taken when its elementwise
+        // readers are: the group then writes both.
+        ok = allTaken ||
+             (conversion && llvm::all_of(op->getUsers(), [&](Operation *user) { return !isFusible(user) || takes(user); }));
       }
       return taken[op] = ok;
     };

@@ -115,6 +115,19 @@ def norm_group_cases():
                 f"  %q = kiln.quantize %n, %c, %z : ({th}, tensor<bf16>, tensor<f8E4M3FN>) -> {tq}")
         inputs = [("x", [rows, n], "f32"), ("r", [rows, n], "f32"), ("g", [n], "f32"), ("b", [n], "f32")]
         out.append((f"norm_group_bf16_{rows}x{n}", (body, inputs, [("y", t), ("q", tq)])))
+    # BERT's embedding layer_norm (f32): its bf16 cast is read outside the group (the next
+    # residual) and by the quantize of the next linear layer's E4M3 input; the group writes both.
+    rows, n = 33, 768
+    t, tw, th, tq = (shape_text(s, e) for s, e in
+                     [([rows, n], "f32"), ([n], "f32"), ([rows, n], "bf16"), ([rows, n], "f8E4M3FN")])
+    body = (f"%s = kiln.add %x, %r : ({t}, {t}) -> {t}\n"
+            f"  %y = kiln.layer_norm %s, %g, %b {{axis = 1 : i64}} : ({t}, {tw}, {tw}) -> {t}\n"
+            f"  %h = kiln.cast %y : {t} to {th}\n"
+            f"  %c = kiln.constant dense<0.0078125> : tensor<bf16>\n"
+            f"  %z = kiln.constant dense<0.0> : tensor<f8E4M3FN>\n"
+            f"  %q = kiln.quantize %h, %c, %z : ({th}, tensor<bf16>, tensor<f8E4M3FN>) -> {tq}")
+    inputs = [("x", [rows, n], "f32"), ("r", [rows, n], "f32"), ("g", [n], "f32"), ("b", [n], "f32")]
+    out.append((f"norm_group_cast_quantize_{rows}x{n}", (body, inputs, [("h", th), ("q", tq)])))
     return out
 
 

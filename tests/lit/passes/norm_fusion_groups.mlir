@@ -87,3 +87,31 @@ func.func @bf16_layer_norm(%x: tensor<4x64xbf16>, %r: tensor<4x64xbf16>) -> (ten
   %q = kiln.quantize %y, %sc, %zp : (tensor<4x64xbf16>, tensor<bf16>, tensor<f8E4M3FN>) -> tensor<4x64xf8E4M3FN>
   return %y, %q : tensor<4x64xbf16>, tensor<4x64xf8E4M3FN>
 }
+
+// -----
+
+// BERT's embedding layer_norm stays f32 (its inputs are f32 gathers): its bf16 cast is read by
+// the next layer's residual add (outside the group) and by the quantize of the next linear
+// layer's E4M3 input. The group takes both conversions and writes both, where separate cast and
+// quantize kernels re-read the tensors.
+// CHECK-LABEL: func.func @cast_read_by_quantize_and_outside
+// CHECK: %[[G:.*]]:2 = kiln.fusion_group "norm"({{.*}}) : {{.*}} -> (tensor<4x64xbf16>, tensor<4x64xf8E4M3FN>)
+// CHECK: kiln.layer_norm
+// CHECK: kiln.quantize
+// CHECK: kiln.yield
+// CHECK-NOT: kiln.quantize
+// CHECK: kiln.fusion_group "gemm"(%[[G]]#0
+// CHECK: return {{.*}}%[[G]]#1
+func.func @cast_read_by_quantize_and_outside(%x: tensor<4x64xf32>, %r: tensor<4x64xf32>, %g: tensor<64xf32>,
+                                             %b: tensor<64xf32>, %o: tensor<64x64xbf16>)
+    -> (tensor<4x64xbf16>, tensor<4x64xf8E4M3FN>) {
+  %s = kiln.add %x, %r : (tensor<4x64xf32>, tensor<4x64xf32>) -> tensor<4x64xf32>
+  %y = kiln.layer_norm %s, %g, %b {axis = 1 : i64} : (tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  %h = kiln.cast %y : tensor<4x64xf32> to tensor<4x64xbf16>
+  %sc = kiln.constant dense<0.25> : tensor<bf16>
+  %zp = kiln.constant dense<0.0> : tensor<f8E4M3FN>
+  %q = kiln.quantize %h, %sc, %zp : (tensor<4x64xbf16>, tensor<bf16>, tensor<f8E4M3FN>) -> tensor<4x64xf8E4M3FN>
+  %m = kiln.matmul %h, %o : (tensor<4x64xbf16>, tensor<64x64xbf16>) -> tensor<4x64xbf16>
+  %res = kiln.add %m, %h : (tensor<4x64xbf16>, tensor<4x64xbf16>) -> tensor<4x64xbf16>
+  return %res, %q : tensor<4x64xbf16>, tensor<4x64xf8E4M3FN>
+}
