@@ -114,6 +114,7 @@ struct RowNorm {
 struct RowNormSource {
   std::string params;        // the kernel's parameter list
   std::string scale, bias;   // the parameters holding the scale and the bias
+  std::string scaleType, biasType; // their storage types
   /// Statements defining `const @CT@ xv`, the input element at `idx` (= row * size + col); `load`
   /// also stores the prologue values the group yields, `reload` (later passes over a row that
   /// does not fit in registers) does not.
@@ -132,6 +133,9 @@ struct RowNormSource {
     std::vector<Array> loads;                          // read per chunk before its elements
     std::vector<Array> loadPassStores, normPassStores; // written per chunk after its elements
     std::string load, store;
+    /// Read per chunk in the normalizing pass at the chunk's column (not the row's offset): the
+    /// scale and bias, when they have the row's shape.
+    std::vector<Array> parameterLoads;
   };
   std::optional<Chunks> chunks;
 };
@@ -214,12 +218,12 @@ constexpr std::string_view kRowNormChunked = R"CUDA(
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
         const kiln_i64 col0 = ((kiln_i64)c * 32 + lane) * kV;
-@NORM_PASS_DECLS@
+@NORM_PASS_DECLS@@PARAMETER_CHUNKS@
 #pragma unroll
         for (int e = 0; e < kV; ++e) {
           const kiln_i64 col = col0 + e;
           const kiln_i64 idx = base + col;
-          const @CT@ nv = (v[c * kV + e] - mean) * rstd * (@CT@)kiln_ld(@SCALE@, @SCALE_INDEX@)@BIAS_TERM@;
+          const @CT@ nv = (v[c * kV + e] - mean) * rstd * @CHUNK_SCALE@@CHUNK_BIAS_TERM@;
           @STORE@
         }
 @NORM_PASS_STORES@
@@ -262,11 +266,18 @@ std::vector<std::pair<std::string, std::string>> chunkValues(const RowNormSource
   };
   stores(chunks.loadPassStores, loadPassDecls, loadPassStores);
   stores(chunks.normPassStores, normPassDecls, normPassStores);
+  std::string parameterLoads;
+  for (const auto &a : chunks.parameterLoads) {
+    alignedToo(a);
+    parameterLoads += "        const " + vec(a.second) + " " + a.first + "_c = *reinterpret_cast<const " + vec(a.second) +
+                      " *>(" + a.first + " + col0);\n";
+  }
   return {{"ALIGNED", aligned.empty() ? "true" : aligned},
           {"V", v},
           {"LOAD_CHUNKS", loads + loadPassDecls},
           {"LOAD_PASS_STORES", loadPassStores},
           {"NORM_PASS_DECLS", normPassDecls},
+          {"PARAMETER_CHUNKS", parameterLoads},
           {"NORM_PASS_STORES", normPassStores},
           {"LOAD", chunks.load},
           {"STORE", chunks.store}};
@@ -355,7 +366,24 @@ StatusOr<EmittedKernels> emitRowNorm(const OpDesc &op, const RowNorm &norm, RowN
   int64_t length = chunkLength(norm.size);
   std::string chunked;
   if (perWarp && source.chunks && length > 0) {
-    std::vector<std::pair<std::string, std::string>> chunkedValues = chunkValues(*source.chunks, length);
+    // A scale and bias of the row's shape (layer_norm over its trailing axes) are read in chunks
+    // too: one 8- to 32-byte access where the element-by-element form issues V.
+    RowNormSource::Chunks &chunks = *source.chunks;
+    bool scaleChunked = norm.scaleIndex == "col" && !source.scaleType.empty();
+    bool biasChunked = norm.hasBias && norm.biasIndex == "col" && !source.biasType.empty();
+    std::string chunkScale = "(" + ct + ")kiln_ld(" + source.scale + ", " + norm.scaleIndex + ")";
+    std::string chunkBias = norm.hasBias ? " + (" + ct + ")kiln_ld(" + source.bias + ", " + norm.biasIndex + ")" : "";
+    if (scaleChunked) {
+      chunks.parameterLoads.push_back({source.scale, source.scaleType});
+      chunkScale = "(" + ct + ")kiln_ld(" + source.scale + "_c.v, e)";
+    }
+    if (biasChunked) {
+      chunks.parameterLoads.push_back({source.bias, source.biasType});
+      chunkBias = " + (" + ct + ")kiln_ld(" + source.bias + "_c.v, e)";
+    }
+    std::vector<std::pair<std::string, std::string>> chunkedValues = chunkValues(chunks, length);
+    chunkedValues.push_back({"CHUNK_SCALE", chunkScale});
+    chunkedValues.push_back({"CHUNK_BIAS_TERM", chunkBias});
     for (const auto &kv : values)
       if (kv.first != "LOAD" && kv.first != "STORE")
         chunkedValues.push_back(kv);
@@ -380,6 +408,9 @@ StatusOr<EmittedKernels> emitRowNorm(const OpDesc &op, const RowNorm &norm) {
   source.params += storageType(op.results[0].dtype) + " *__restrict__ y";
   source.scale = "scale";
   source.bias = "bias";
+  source.scaleType = storageType(op.operands[1]->dtype);
+  if (norm.hasBias)
+    source.biasType = storageType(op.operands[2]->dtype);
   source.load = source.reload = "const " + ct + " xv = (" + ct + ")kiln_ld(x, idx);";
   source.store = "kiln_st(y, idx, nv);";
   source.chunks = RowNormSource::Chunks{{{"x", storageType(op.operands[0]->dtype)}},
@@ -609,6 +640,9 @@ StatusOr<EmittedKernels> emitNormGroup(const OpDesc &group, const EmitContext &c
   }
   source.scale = "p" + std::to_string(ln.args[1].index);
   source.bias = norm.value().hasBias ? "p" + std::to_string(ln.args[2].index) : "";
+  source.scaleType = storageType(group.operands[ln.args[1].index]->dtype);
+  if (norm.value().hasBias)
+    source.biasType = storageType(group.operands[ln.args[2].index]->dtype);
   source.load = prologue.value() + stores(0, at) + xv;
   source.reload = prologue.value() + xv;
   source.store = epilogueText + epilogue.value() + stores(at, group.body.size());

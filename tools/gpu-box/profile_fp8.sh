@@ -29,7 +29,7 @@ PY
   for p in bf16 fp8; do
     extra=(); [ "$p" = fp8 ] && extra=(--calibration "$WORK/$m.calib.json")
     build-gpu/kiln compile "$WORK/${m}_b$b.onnx" --precision $p "${extra[@]}" -o "$WORK/$m-b$b-$p.kiln" --quiet || status=1
-    build-gpu/kiln profile "$WORK/$m-b$b-$p.kiln" > "$OUT/profile-$m-b$b-$p.txt" 2>&1 || status=1
+    build-gpu/kiln profile "$WORK/$m-b$b-$p.kiln" --top 0 > "$OUT/profile-$m-b$b-$p.txt" 2>&1 || status=1
     build-gpu/kiln inspect "$WORK/$m-b$b-$p.kiln" | gzip > "$OUT/inspect-$m-b$b-$p.txt.gz" || status=1
     head -5 "$OUT/profile-$m-b$b-$p.txt"
   done

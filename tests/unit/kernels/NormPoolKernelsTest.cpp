@@ -515,6 +515,13 @@ TEST(NormPoolKernels, NormGroupsComputeTheirBodyAroundTheRowKernel) {
             std::string("kiln_ld(p1_c.v, e)"), "(size_t)p0 % sizeof(" + vec + ") == 0", std::string("y0_c.v[e] = v3[0];"),
             std::string("y2_c.v[e] = v5[0];"), std::string("= y1_c;")})
         EXPECT_NE(k.source.find(text), std::string::npos) << text << "\n" << k.source;
+      // The f32 scale and bias (p2, p3) of the row's shape too, at the chunk's column.
+      std::string fvec = "kiln_np_vec<float, " + std::to_string(chunk) + ">";
+      for (const std::string &text : {"const " + fvec + " p2_c = *reinterpret_cast<const " + fvec + " *>(p2 + col0);",
+                                      "const " + fvec + " p3_c = *reinterpret_cast<const " + fvec + " *>(p3 + col0);",
+                                      std::string("(float)kiln_ld(p2_c.v, e) + (float)kiln_ld(p3_c.v, e)"),
+                                      "(size_t)p2 % sizeof(" + fvec + ") == 0"})
+        EXPECT_NE(k.source.find(text), std::string::npos) << text << "\n" << k.source;
     }
   }
   program.compile("norm_groups.cu");
