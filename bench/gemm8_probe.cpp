@@ -21,7 +21,7 @@ struct Form {
   cublasComputeType_t compute;
   cudaDataType_t scale;
   bool alphaVector; // per-output-feature alpha (per-channel weight scales)
-  bool biasEpilogue;
+  cublasLtEpilogue_t epilogue;
 };
 
 int main() {
@@ -32,14 +32,26 @@ int main() {
   std::vector<Shape> shapes = {{"qkv 768->2304", 2304, 768}, {"out 768->768", 768, 768},
                                {"ffn1 768->3072", 3072, 768}, {"ffn2 3072->768", 768, 3072}};
   std::vector<Form> forms = {
-      {"bf16 -> bf16 +bias", CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, false, true},
-      {"fp8 -> bf16 +bias", CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, false, true},
-      {"fp8 -> fp8", CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUBLAS_COMPUTE_32F, CUDA_R_32F, false, false},
-      {"int8 -> int32", CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, CUDA_R_32I, false, false},
-      {"int8 -> int8 (scalar alpha)", CUDA_R_8I, CUDA_R_8I, CUBLAS_COMPUTE_32I, CUDA_R_32F, false, false},
-      {"int8 -> int8 (alpha per feature)", CUDA_R_8I, CUDA_R_8I, CUBLAS_COMPUTE_32I, CUDA_R_32F, true, false},
-      {"int8 -> fp32 (alpha per feature)", CUDA_R_8I, CUDA_R_32F, CUBLAS_COMPUTE_32I, CUDA_R_32F, true, false},
-      {"int8 -> bf16 (alpha per feature)", CUDA_R_8I, CUDA_R_16BF, CUBLAS_COMPUTE_32I, CUDA_R_32F, true, false},
+      {"bf16 -> bf16 +bias", CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, false, CUBLASLT_EPILOGUE_BIAS},
+      {"bf16 -> bf16 +bias+gelu", CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, false,
+       CUBLASLT_EPILOGUE_GELU_BIAS},
+      {"fp8 -> bf16 +bias", CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, false, CUBLASLT_EPILOGUE_BIAS},
+      {"fp8 -> bf16 +bias+gelu", CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, false,
+       CUBLASLT_EPILOGUE_GELU_BIAS},
+      {"fp8 -> fp8", CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUBLAS_COMPUTE_32F, CUDA_R_32F, false, CUBLASLT_EPILOGUE_DEFAULT},
+      {"fp8 -> fp8 +bias+gelu", CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUBLAS_COMPUTE_32F, CUDA_R_32F, false,
+       CUBLASLT_EPILOGUE_GELU_BIAS},
+      {"int8 -> int32", CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, CUDA_R_32I, false, CUBLASLT_EPILOGUE_DEFAULT},
+      {"int8 -> int8 (scalar alpha)", CUDA_R_8I, CUDA_R_8I, CUBLAS_COMPUTE_32I, CUDA_R_32F, false,
+       CUBLASLT_EPILOGUE_DEFAULT},
+      {"int8 -> int8 (alpha per feature)", CUDA_R_8I, CUDA_R_8I, CUBLAS_COMPUTE_32I, CUDA_R_32F, true,
+       CUBLASLT_EPILOGUE_DEFAULT},
+      {"int8 -> fp32 (alpha per feature)", CUDA_R_8I, CUDA_R_32F, CUBLAS_COMPUTE_32I, CUDA_R_32F, true,
+       CUBLASLT_EPILOGUE_DEFAULT},
+      {"int8 -> bf16 (alpha per feature)", CUDA_R_8I, CUDA_R_16BF, CUBLAS_COMPUTE_32I, CUDA_R_32F, true,
+       CUBLASLT_EPILOGUE_DEFAULT},
+      {"int8 -> bf16 +bias (alpha/feature)", CUDA_R_8I, CUDA_R_16BF, CUBLAS_COMPUTE_32I, CUDA_R_32F, true,
+       CUBLASLT_EPILOGUE_BIAS},
   };
   char *base = nullptr;
   const size_t chunk = size_t(256) << 20;
@@ -66,10 +78,14 @@ int main() {
         cublasLtPointerMode_t mode = CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_ZERO;
         cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &mode, sizeof(mode));
       }
-      if (f.biasEpilogue) {
-        cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
-        cudaDataType_t biasType = CUDA_R_16BF;
+      if (f.ab == CUDA_R_8F_E4M3) { // as Kiln's FP8 GEMMs run
+        int8_t fastAccum = 1;
+        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fastAccum, sizeof(fastAccum));
+      }
+      if (f.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &f.epilogue, sizeof(f.epilogue));
+        // The bias type: bf16 unless D is f32 (an FP8 D takes a bf16 bias).
+        cudaDataType_t biasType = f.d == CUDA_R_32F ? CUDA_R_32F : CUDA_R_16BF;
         cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType, sizeof(biasType));
         cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
       }
