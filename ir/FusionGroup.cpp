@@ -88,11 +88,21 @@ LogicalResult verifyGemmBody(FusionGroupOp group) {
 }
 
 /// A conv group: one channels-last 2-d kiln.conv, then only what its cuDNN graph's epilogue
-/// does (bias and residual adds, one activation) and casts.
+/// does (bias and residual adds, one activation) and casts. An INT8 convolution also holds the
+/// dequantizations of its input and weight (of group inputs, before the conv) and may end in
+/// its consumer's per-tensor quantization (cuDNN's scaled int8 output).
 LogicalResult verifyConvBody(FusionGroupOp group) {
   Block &block = group.getBody().front();
   Operation *conv = nullptr;
   for (Operation &op : block.without_terminator()) {
+    if (auto dq = llvm::dyn_cast<DequantizeOp>(op); dq && !conv) {
+      if (!llvm::isa<BlockArgument>(dq.getInput()))
+        return op.emitOpError() << "in a conv fusion group must dequantize a group input";
+      continue;
+    }
+    if (llvm::isa<QuantizeOp>(op) && conv && isPerTensorQuantization(&op) &&
+        &op == block.getTerminator()->getOperand(0).getDefiningOp())
+      continue;
     if (auto c = llvm::dyn_cast<ConvOp>(op)) {
       if (conv)
         return op.emitOpError() << "is the second conv of a conv fusion group; a group has one";
@@ -103,7 +113,8 @@ LogicalResult verifyConvBody(FusionGroupOp group) {
     }
     if (!llvm::isa<CastOp, AddOp, ReluOp, ClipOp, SigmoidOp, HardSigmoidOp, HardSwishOp>(op))
       return op.emitOpError() << "cannot be in a conv fusion group: its epilogue holds bias and residual adds, "
-                                 "relu, clip, sigmoid, hard_sigmoid, hard_swish and casts";
+                                 "relu, clip, sigmoid, hard_sigmoid, hard_swish, casts and a per-tensor quantize "
+                                 "of the result; dequantizations of its input and weight come before the conv";
   }
   if (!conv)
     return group.emitOpError() << "a conv fusion group holds one kiln.conv";

@@ -13,6 +13,7 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -35,15 +36,6 @@ std::string elementName(mlir::Value value) {
   return text;
 }
 
-/// Whether a dequantized weight is a constant, or (before the weights fold) a constant's
-/// quantization.
-bool constantWeight(DequantizeOp weight) {
-  mlir::Value stored = weight.getInput();
-  if (auto quantize = stored.getDefiningOp<QuantizeOp>())
-    stored = quantize.getInput();
-  return stored.getDefiningOp<ConstantOp>() != nullptr;
-}
-
 /// Why `matmul` of dequantized `input` and `weight` is no FP8 GEMM Hopper runs; nullopt when
 /// it is one: E4M3 on both sides, one scale each, zero points 0, a constant 2-d [K, N] weight,
 /// K and N multiples of 16 (cuBLASLt's FP8 kernels want 16-byte rows of A and B, TN).
@@ -57,7 +49,7 @@ std::optional<std::string> whyNoFp8Gemm(MatMulOp matmul, DequantizeOp input, Deq
                        "(kiln-insert-quantization per-tensor-weights)");
   if (!isZeroConstant(input.getZeroPoint()) || !isZeroConstant(weight.getZeroPoint()))
     return std::string("a zero point is not 0");
-  if (!constantWeight(weight))
+  if (!isConstantWeight(weight))
     return std::string("its weight is computed at run time, not a constant");
   auto weightShape = tensorType(weight.getInput()).getShape();
   if (weightShape.size() != 2 || tensorType(matmul.getLhs()).getRank() < 2)
@@ -74,9 +66,13 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
   void runOnOperation() override {
     mlir::func::FuncOp func = getOperation();
     llvm::SmallVector<MatMulOp> matmuls(func.getBody().front().getOps<MatMulOp>());
-    if (dropUnfoldable)
+    llvm::SmallVector<ConvOp> convs(func.getBody().front().getOps<ConvOp>());
+    if (dropUnfoldable) {
       for (MatMulOp matmul : matmuls)
-        dropIfUnfoldable(matmul);
+        dropIfUnfoldable(matmul, [&](DequantizeOp x, DequantizeOp w) { return whyNoFp8Gemm(matmul, x, w); });
+      for (ConvOp conv : convs)
+        dropIfUnfoldable(conv, [&](DequantizeOp x, DequantizeOp w) { return whyNoInt8Conv(conv, x, w); });
+    }
     // Weights: quantize(constant) is a constant, computed once by the interpreter.
     llvm::SmallVector<QuantizeOp> weights;
     func.walk([&](QuantizeOp q) {
@@ -94,16 +90,19 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
     }
     for (MatMulOp matmul : matmuls)
       prepareFp8Gemm(matmul);
+    for (ConvOp conv : convs)
+      prepareInt8Conv(conv);
   }
 
-  /// With drop-unfoldable: a matmul no 8-bit GEMM runs reads its operands unquantized again
-  /// (the pairs that fed it die when nothing else reads them).
-  void dropIfUnfoldable(MatMulOp matmul) {
-    auto input = matmul.getLhs().getDefiningOp<DequantizeOp>();
-    auto weight = matmul.getRhs().getDefiningOp<DequantizeOp>();
+  /// With drop-unfoldable: a matmul or conv no 8-bit kernel runs (`whyNot` says why) reads its
+  /// operands unquantized again (the pairs that fed it die when nothing else reads them).
+  void dropIfUnfoldable(mlir::Operation *op,
+                        const std::function<std::optional<std::string>(DequantizeOp, DequantizeOp)> &whyNot) {
+    auto input = op->getOperand(0).getDefiningOp<DequantizeOp>();
+    auto weight = op->getOperand(1).getDefiningOp<DequantizeOp>();
     if (!input || !weight)
       return;
-    std::optional<std::string> why = whyNoFp8Gemm(matmul, input, weight);
+    std::optional<std::string> why = whyNot(input, weight);
     if (!why)
       return;
     for (DequantizeOp dq : {input, weight}) {
@@ -113,14 +112,33 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
     }
     for (auto [index, dq] : llvm::enumerate(llvm::SmallVector<DequantizeOp>{input, weight})) {
       auto quantize = dq.getInput().getDefiningOp<QuantizeOp>();
-      matmul->setOperand(index, quantize.getInput());
+      op->setOperand(index, quantize.getInput());
       if (dq->use_empty())
         dq->erase();
       if (quantize->use_empty())
         quantize->erase();
     }
-    matmul->emitRemark() << "not quantized, stays " << elementName(matmul.getResult()) << ": "
-                         << *why;
+    op->emitRemark() << "not quantized, stays " << elementName(op->getResult(0)) << ": " << *why;
+  }
+
+  /// An INT8 convolution gets a dequantization of its input of its own, so its `conv` group
+  /// can take it in (the group's input is then the int8 tensor); one that does not fit keeps its
+  /// Q/DQ ops, with a remark.
+  void prepareInt8Conv(ConvOp conv) {
+    auto input = conv.getInput().getDefiningOp<DequantizeOp>();
+    auto weight = conv.getWeight().getDefiningOp<DequantizeOp>();
+    if (!input || !weight)
+      return; // not quantized
+    if (std::optional<std::string> why = whyNoInt8Conv(conv, input, weight)) {
+      conv->emitRemark() << "8-bit convolution runs as its Q/DQ ops and a " << elementName(conv.getResult())
+                         << " convolution (fake quantization): " << *why;
+      return;
+    }
+    mlir::OpBuilder builder(conv);
+    if (!input->hasOneUse())
+      conv->setOperand(0, builder.clone(*input)->getResult(0));
+    if (!weight->hasOneUse())
+      conv->setOperand(1, builder.clone(*weight)->getResult(0));
   }
 
   /// Rewrites an FP8 linear layer into matchQuantizedLinearLayer's form, or remarks why it

@@ -93,7 +93,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
           members.insert(op);
         // Its result's quantization for the next FP8 layer, when nothing else reads the
         // result: cuBLASLt scales D and writes E4M3 (half the bytes, no quantize kernel).
-        if (Operation *quantize = fp8QuantizationOf(root->getResult(0))) {
+        if (Operation *quantize = consumerQuantizationOf(root->getResult(0), isFp8Element)) {
           members.insert(quantize);
           root = quantize;
         }
@@ -111,8 +111,22 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       if (isDepthwiseChannelsLast(conv))
         splitBias(conv);
       llvm::SetVector<Operation *> members = collectConvEpilogue(conv);
+      if (members.empty())
+        continue;
+      Operation *root = members.back();
+      // An INT8 convolution (kiln-fold-quantization's form) takes its operands'
+      // dequantizations, and its result's quantization for the next INT8 convolution when
+      // nothing else reads the result: cuDNN scales the int32 sums and writes int8.
+      if (std::optional<QuantizedConv> quantized = matchQuantizedConv(conv)) {
+        members.insert(quantized->input);
+        members.insert(quantized->weight);
+        if (Operation *quantize = consumerQuantizationOf(root->getResult(0), isInt8Element)) {
+          members.insert(quantize);
+          root = quantize;
+        }
+      }
       if (members.size() >= 2)
-        formGroup(members.back(), members, "conv", conv);
+        formGroup(root, members, "conv", conv);
     }
     // Layer norms take the elementwise ops that compute their input and the conversions of
     // their result (a bf16 cast, an FP8 quantize) before elementwise groups could.
@@ -247,14 +261,18 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     return epilogue;
   }
 
-  /// The single user of `value` when it is a per-tensor, symmetric quantization to E4M3 (what a
-  /// cuBLASLt FP8 GEMM's scaled D computes); null otherwise.
-  static Operation *fp8QuantizationOf(Value value) {
+  static bool isFp8Element(Type element) { return llvm::isa<mlir::Float8E4M3FNType>(element); }
+  static bool isInt8Element(Type element) { return element.isSignlessInteger(8) || element.isSignedInteger(8); }
+
+  /// The single user of `value` when it is a per-tensor, symmetric quantization to an element
+  /// type `accepts` (what a library epilogue's output scale computes: cuBLASLt's scaled E4M3 D,
+  /// cuDNN's scaled int8 y); null otherwise.
+  static Operation *consumerQuantizationOf(Value value, bool (*accepts)(Type)) {
     if (!value.hasOneUse())
       return nullptr;
     auto quantize = llvm::dyn_cast<QuantizeOp>(*value.getUsers().begin());
     if (!quantize || !isPerTensorQuantization(quantize) || !isZeroConstant(quantize.getZeroPoint()) ||
-        !llvm::isa<mlir::Float8E4M3FNType>(elementOf(quantize.getResult())))
+        !accepts(elementOf(quantize.getResult())))
       return nullptr;
     return quantize;
   }

@@ -51,6 +51,56 @@ std::optional<QuantizedLinearLayer> matchQuantizedLinearLayer(MatMulOp matmul) {
   return QuantizedLinearLayer{input, weight, transpose};
 }
 
+bool isConstantWeight(DequantizeOp weight) {
+  mlir::Value stored = weight.getInput();
+  if (auto quantize = stored.getDefiningOp<QuantizeOp>())
+    stored = quantize.getInput();
+  return stored.getDefiningOp<ConstantOp>() != nullptr;
+}
+
+namespace {
+
+mlir::RankedTensorType tensorType(mlir::Value value) { return llvm::cast<mlir::RankedTensorType>(value.getType()); }
+
+bool readsInt8(DequantizeOp dq) {
+  mlir::Type stored = tensorType(dq.getInput()).getElementType();
+  return stored.isSignlessInteger(8) || stored.isSignedInteger(8);
+}
+
+} // namespace
+
+std::optional<std::string> whyNoInt8Conv(ConvOp conv, DequantizeOp input, DequantizeOp weight) {
+  if (!readsInt8(input) || !readsInt8(weight))
+    return std::string("8-bit float (FP8) convolutions are not implemented (INT8 only)");
+  if (!isPerTensorQuantization(input))
+    return std::string("its input's scale is per channel; the convolution takes one input scale");
+  if (!isPerTensorQuantization(weight) && weight.getAxis() != 0)
+    return std::string("its weight is not scaled per tensor or per output channel");
+  if (!isZeroConstant(input.getZeroPoint()) || !isZeroConstant(weight.getZeroPoint()))
+    return std::string("a zero point is not 0");
+  if (!isConstantWeight(weight))
+    return std::string("its weight is computed at run time, not a constant");
+  auto x = tensorType(conv.getInput());
+  if (!conv.getChannelsLast() || x.getRank() != 4)
+    return std::string("it is not a channels-last 2-d convolution (cuDNN's INT8 kernels are NHWC)");
+  if (conv.getGroup() != 1)
+    return std::string("it has ") + std::to_string(conv.getGroup()) +
+           " groups (cuDNN's INT8 kernels take one; depthwise convolutions stay in their float type)";
+  int64_t c = x.getShape().back(), k = tensorType(conv.getWeight()).getShape().front();
+  if (c % 16 != 0 || k % 16 != 0)
+    return "C = " + std::to_string(c) + " or K = " + std::to_string(k) +
+           " is not a multiple of 16, as cuDNN's INT8 convolutions need";
+  return std::nullopt;
+}
+
+std::optional<QuantizedConv> matchQuantizedConv(ConvOp conv) {
+  auto input = conv.getInput().getDefiningOp<DequantizeOp>();
+  auto weight = conv.getWeight().getDefiningOp<DequantizeOp>();
+  if (!input || !weight || !input->hasOneUse() || !weight->hasOneUse() || whyNoInt8Conv(conv, input, weight))
+    return std::nullopt;
+  return QuantizedConv{input, weight};
+}
+
 bool isZeroConstant(mlir::Value value) {
   auto constant = value.getDefiningOp<ConstantOp>();
   if (!constant)

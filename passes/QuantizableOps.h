@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace kiln {
@@ -41,6 +42,26 @@ struct QuantizedLinearLayer {
   TransposeOp weightTranspose;
 };
 std::optional<QuantizedLinearLayer> matchQuantizedLinearLayer(MatMulOp matmul);
+
+/// Whether a dequantized weight is a constant, or (before the weights fold) a constant's
+/// quantization.
+bool isConstantWeight(DequantizeOp weight);
+
+/// Why `conv` of dequantized `input` and `weight` is no INT8 convolution cuDNN runs; nullopt
+/// when it is one: int8 on both sides with zero points 0, the input per tensor, the weight a
+/// constant per tensor or per output channel, a channels-last 2-d convolution of one group
+/// whose input and output channels are multiples of 16 (what cuDNN's INT8 NHWC kernels take).
+std::optional<std::string> whyNoInt8Conv(ConvOp conv, DequantizeOp input, DequantizeOp weight);
+
+/// A conv in the form kiln-fold-quantization leaves an INT8 convolution in, ready for a `conv`
+/// group to take both dequantizations: conv(dequantize(x8), dequantize(w8)), channels last,
+/// each dequantize used by this conv alone, whyNoInt8Conv finding nothing. std::nullopt
+/// otherwise.
+struct QuantizedConv {
+  DequantizeOp input;
+  DequantizeOp weight;
+};
+std::optional<QuantizedConv> matchQuantizedConv(ConvOp conv);
 
 /// Whether `value` is a kiln.constant whose every element is 0 (a symmetric zero point).
 bool isZeroConstant(mlir::Value value);

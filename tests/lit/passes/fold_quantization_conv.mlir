@@ -1,0 +1,60 @@
+// kiln-fold-quantization on convolutions: an INT8 channels-last conv (int8 input per tensor,
+// int8 constant weight per output channel, zero points 0, C and K multiples of 16, one group)
+// gets a dequantize of its input of its own, and kiln-form-fusion-groups takes both
+// dequantizations, the epilogue and the next conv's int8 quantization into its `conv` group:
+// the group reads and writes int8. Others are remarked, or with drop-unfoldable read their
+// unquantized operands again.
+// RUN: kiln-opt %s --kiln-fold-quantization 2>&1 | FileCheck %s
+// RUN: kiln-opt %s --kiln-fold-quantization=drop-unfoldable 2>&1 | FileCheck %s --check-prefix=DROP
+// RUN: kiln-opt %s --kiln-fold-quantization --kiln-form-fusion-groups 2>&1 | FileCheck %s --check-prefix=GROUP
+
+// CHECK: remark: 8-bit convolution runs as its Q/DQ ops and a bf16 convolution (fake quantization): C = 8 or K = 16 is not a multiple of 16
+// CHECK-LABEL: func.func @main
+// Weights are int8 constants; the shared input dequantization is cloned for the second conv.
+// CHECK-NOT: kiln.quantize %{{.*}} -> tensor<16x1x1x32xi8>
+// CHECK-COUNT-2: kiln.dequantize %{{.*}} : (tensor<2x4x4x32xi8>
+
+// DROP: remark: not quantized, stays bf16: C = 8 or K = 16 is not a multiple of 16
+// DROP: kiln.conv %arg1, %{{.*}} : (tensor<2x4x4x8xbf16>, tensor<16x1x1x8xbf16>)
+
+// The first conv: its input, weight and result's quantization inside; int8 in and out.
+// GROUP: %[[A:.*]] = kiln.fusion_group "conv"({{.*}}) : ({{.*}}tensor<2x4x4x32xi8>{{.*}}) -> tensor<2x4x4x16xi8>
+// GROUP: kiln.dequantize {{.*}} -> tensor<16x1x1x32xf32>
+// GROUP: kiln.dequantize {{.*}} -> tensor<2x4x4x32xf32>
+// GROUP: kiln.conv
+// GROUP: kiln.relu
+// GROUP: kiln.quantize {{.*}} -> tensor<2x4x4x16xi8>
+// The second conv's result is read twice: it stays bf16, its quantization a step of its own.
+// GROUP: %[[B:.*]] = kiln.fusion_group "conv"({{.*}}) : ({{.*}}tensor<2x4x4x32xi8>{{.*}}) -> tensor<2x4x4x16xbf16>
+// GROUP: kiln.quantize %[[B]]
+// The conv over 8 channels keeps its Q/DQ ops.
+// GROUP: kiln.conv {{.*}} : (tensor<2x4x4x8xbf16>, tensor<16x1x1x8xbf16>)
+
+func.func @main(%x: tensor<2x4x4x32xbf16>, %y: tensor<2x4x4x8xbf16>)
+    -> (tensor<2x4x4x16xi8>, tensor<2x4x4x16xbf16>, tensor<2x4x4x16xi8>, tensor<2x4x4x16xbf16>) {
+  %s = kiln.constant dense<0.05> : tensor<bf16>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %xq = kiln.quantize %x, %s, %z : (tensor<2x4x4x32xbf16>, tensor<bf16>, tensor<i8>) -> tensor<2x4x4x32xi8>
+  %xd = kiln.dequantize %xq, %s, %z : (tensor<2x4x4x32xi8>, tensor<bf16>, tensor<i8>) -> tensor<2x4x4x32xbf16>
+  %ws = kiln.constant dense<0.01> : tensor<16xbf16>
+  %wz = kiln.constant dense<0> : tensor<16xi8>
+  %w = kiln.constant dense<0.25> : tensor<16x1x1x32xbf16>
+  %wq = kiln.quantize %w, %ws, %wz {axis = 0 : i64} : (tensor<16x1x1x32xbf16>, tensor<16xbf16>, tensor<16xi8>) -> tensor<16x1x1x32xi8>
+  %wd = kiln.dequantize %wq, %ws, %wz {axis = 0 : i64} : (tensor<16x1x1x32xi8>, tensor<16xbf16>, tensor<16xi8>) -> tensor<16x1x1x32xbf16>
+  %b = kiln.constant dense<0.5> : tensor<16xbf16>
+  %c = kiln.conv %xd, %wd, %b {channels_last = true, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x4x32xbf16>, tensor<16x1x1x32xbf16>, tensor<16xbf16>) -> tensor<2x4x4x16xbf16>
+  %r = kiln.relu %c : tensor<2x4x4x16xbf16>
+  %rq = kiln.quantize %r, %s, %z : (tensor<2x4x4x16xbf16>, tensor<bf16>, tensor<i8>) -> tensor<2x4x4x16xi8>
+  %w2 = kiln.constant dense<0.5> : tensor<16x1x1x32xbf16>
+  %w2q = kiln.quantize %w2, %ws, %wz {axis = 0 : i64} : (tensor<16x1x1x32xbf16>, tensor<16xbf16>, tensor<16xi8>) -> tensor<16x1x1x32xi8>
+  %w2d = kiln.dequantize %w2q, %ws, %wz {axis = 0 : i64} : (tensor<16x1x1x32xi8>, tensor<16xbf16>, tensor<16xi8>) -> tensor<16x1x1x32xbf16>
+  %c2 = kiln.conv %xd, %w2d {channels_last = true, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x4x32xbf16>, tensor<16x1x1x32xbf16>) -> tensor<2x4x4x16xbf16>
+  %c2q = kiln.quantize %c2, %s, %z : (tensor<2x4x4x16xbf16>, tensor<bf16>, tensor<i8>) -> tensor<2x4x4x16xi8>
+  %yq = kiln.quantize %y, %s, %z : (tensor<2x4x4x8xbf16>, tensor<bf16>, tensor<i8>) -> tensor<2x4x4x8xi8>
+  %yd = kiln.dequantize %yq, %s, %z : (tensor<2x4x4x8xi8>, tensor<bf16>, tensor<i8>) -> tensor<2x4x4x8xbf16>
+  %v = kiln.constant dense<0.25> : tensor<16x1x1x8xbf16>
+  %vq = kiln.quantize %v, %ws, %wz {axis = 0 : i64} : (tensor<16x1x1x8xbf16>, tensor<16xbf16>, tensor<16xi8>) -> tensor<16x1x1x8xi8>
+  %vd = kiln.dequantize %vq, %ws, %wz {axis = 0 : i64} : (tensor<16x1x1x8xi8>, tensor<16xbf16>, tensor<16xi8>) -> tensor<16x1x1x8xbf16>
+  %c3 = kiln.conv %yd, %vd {channels_last = true, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x4x8xbf16>, tensor<16x1x1x8xbf16>) -> tensor<2x4x4x16xbf16>
+  return %rq, %c2, %c2q, %c3 : tensor<2x4x4x16xi8>, tensor<2x4x4x16xbf16>, tensor<2x4x4x16xi8>, tensor<2x4x4x16xbf16>
+}
