@@ -45,7 +45,7 @@
 namespace kiln::plan {
 
 /// Format version of the container; bump on any incompatible change of the byte layout.
-inline constexpr uint32_t kFormatVersion = 7;
+inline constexpr uint32_t kFormatVersion = 8;
 /// Alignment of buffer offsets in the arena and in the weights blob.
 inline constexpr uint64_t kBufferAlignment = 256;
 /// Alignment of the weights blob's offset in the file (a page, so it can be memory-mapped).
@@ -255,8 +255,14 @@ struct ConvStep {
   float activationAlpha = 0, activationBeta = 0;
   uint32_t x = 0, w = 0, y = 0;
   std::optional<uint32_t> bias;     // K (or output channels) elements, added per channel
-  std::optional<uint32_t> residual; // channels-last only: y's shape and type, added after bias
+  std::optional<uint32_t> residual; // channels-last only: y's shape, added after bias
   // y = act(conv(x, w) + bias + residual), the sum in fp32, rounded once to y's type.
+  // INT8 (channels-last only): x and w are int8 and their int32 sums are multiplied by `scale`
+  // (K f32: x's quantization scale times w's of each output channel) before the bias. y is
+  // int8 with `yScale` (one f32, the reciprocal of y's quantization scale: y =
+  // saturate(round(value * yScale)), half to even), or without it a float type.
+  std::optional<uint32_t> scale;
+  std::optional<uint32_t> yScale;
 
   template <class Self, class V> static void visitFields(Self &self, V &&v) {
     v("math", self.math);
@@ -277,6 +283,8 @@ struct ConvStep {
     v("y", bufferRef(self.y));
     v("bias", bufferRef(self.bias));
     v("residual", bufferRef(self.residual));
+    v("scale", bufferRef(self.scale));
+    v("yScale", bufferRef(self.yScale));
   }
   bool operator==(const ConvStep &) const = default;
 };

@@ -340,16 +340,54 @@ private:
            (!g.bias || checkOperand(where, "bias", *g.bias, mulChecked(g.n, dtypeBytes(cb)), false));
   }
 
-  /// x, w, y and bias share one of f32, f16, bf16.
+  /// x, w, y and bias share one of f32, f16, bf16; or (INT8, channels last) x and w are int8
+  /// with their f32 scale, y int8 with its f32 scale or a float type, bias and residual float.
   bool checkConvTypes(const std::string &where, const ConvStep &c) {
     DType x = typeOf(c.x);
+    if (x == DType::I8)
+      return checkInt8ConvTypes(where, c);
+    if (c.scale || c.yScale)
+      return fail(where + ": scale and yScale go with int8 operands, and x (" + bufferLabel(c.x) + ") is " +
+                  std::string(dtypeName(x)));
     if (!isLibraryType(x))
       return fail(where + ": x (" + bufferLabel(c.x) + ") is " + std::string(dtypeName(x)) +
-                  "; cuDNN steps take f32, f16 or bf16 operands");
+                  "; cuDNN steps take f32, f16, bf16 or (channels last) int8 operands");
     std::string rule = "x is " + std::string(dtypeName(x)) + " and a convolution's operands share one type";
     return checkType(where, "w", c.w, x, rule) && checkType(where, "y", c.y, x, rule) &&
            (!c.bias || checkType(where, "bias", *c.bias, x, rule)) &&
            (!c.residual || checkType(where, "residual", *c.residual, x, rule));
+  }
+
+  bool checkInt8ConvTypes(const std::string &where, const ConvStep &c) {
+    if (!c.channelsLast)
+      return fail(where + ": int8 convolutions are channels last (cuDNN's INT8 kernels are NHWC)");
+    if (!checkType(where, "w", c.w, DType::I8, "x is int8 and so is an INT8 convolution's weight"))
+      return false;
+    if (!c.scale)
+      return fail(where + ": an int8 convolution needs its scale (K f32: x's scale times w's per output channel)");
+    if (!checkType(where, "scale", *c.scale, DType::F32, "the dequantization scales are f32") ||
+        !checkOperand(where, "scale", *c.scale, mulChecked(c.yShape[1], 4), false))
+      return false;
+    DType y = typeOf(c.y);
+    if (y == DType::I8) {
+      if (!c.yScale)
+        return fail(where + ": an int8 y needs its yScale (the reciprocal of its quantization scale, one f32)");
+      if (!checkType(where, "yScale", *c.yScale, DType::F32, "y's scale is f32") ||
+          !checkOperand(where, "yScale", *c.yScale, 4, false))
+        return false;
+    } else if (c.yScale) {
+      return fail(where + ": yScale goes with an int8 y, and y (" + bufferLabel(c.y) + ") is " +
+                  std::string(dtypeName(y)));
+    } else if (!isLibraryType(y)) {
+      return fail(where + ": y (" + bufferLabel(c.y) + ") is " + std::string(dtypeName(y)) +
+                  "; an int8 convolution writes int8, f32, f16 or bf16");
+    }
+    for (auto [role, buffer] : {std::pair<const char *, std::optional<uint32_t>>{"bias", c.bias},
+                                {"residual", c.residual}})
+      if (buffer && !isLibraryType(typeOf(*buffer)))
+        return fail(where + ": the " + role + " (" + bufferLabel(*buffer) + ") is " +
+                    std::string(dtypeName(typeOf(*buffer))) + "; an int8 convolution adds f32, f16 or bf16 ones");
+    return true;
   }
 
   /// What a channels-last step adds: 2-d forward only, its epilogue's activation and residual.
@@ -415,12 +453,12 @@ private:
       return fail(where + ": the " + geometry + " does not give y " + shapeString(c.yShape));
     if (!checkConvTypes(where, c))
       return false;
-    DType type = typeOf(c.x);
-    return checkOperand(where, "x", c.x, denseBytes(c.xShape, type), false) &&
-           checkOperand(where, "w", c.w, denseBytes(c.wShape, type), false) &&
-           checkOperand(where, "y", c.y, denseBytes(c.yShape, type), true) &&
-           (!c.bias || checkOperand(where, "bias", *c.bias, mulChecked(c.yShape[1], dtypeBytes(type)), false)) &&
-           (!c.residual || checkOperand(where, "residual", *c.residual, denseBytes(c.yShape, type), false));
+    return checkOperand(where, "x", c.x, denseBytes(c.xShape, typeOf(c.x)), false) &&
+           checkOperand(where, "w", c.w, denseBytes(c.wShape, typeOf(c.w)), false) &&
+           checkOperand(where, "y", c.y, denseBytes(c.yShape, typeOf(c.y)), true) &&
+           (!c.bias ||
+            checkOperand(where, "bias", *c.bias, mulChecked(c.yShape[1], dtypeBytes(typeOf(*c.bias))), false)) &&
+           (!c.residual || checkOperand(where, "residual", *c.residual, denseBytes(c.yShape, typeOf(*c.residual)), false));
   }
 
   bool check(const std::string &where, const CopyStep &c) {

@@ -29,6 +29,16 @@ ConvStep &conv(Plan &p, size_t step) { return std::get<ConvStep>(p.steps[step].p
 KernelStep &kernel(Plan &p, size_t step) { return std::get<KernelStep>(p.steps[step].params); }
 CopyStep &copy(Plan &p) { return std::get<CopyStep>(p.steps[3].params); }
 
+/// Makes f32 buffers int8 of the same bytes (the last axis 4x longer), input 0 with buffer 0.
+void int8Buffers(Plan &p, std::initializer_list<size_t> buffers) {
+  for (size_t b : buffers) {
+    p.buffers[b].dtype = DType::I8;
+    p.buffers[b].shape.back() *= 4;
+    if (b == p.inputs[0].buffer)
+      p.inputs[0].dtype = DType::I8, p.inputs[0].shape = p.buffers[b].shape;
+  }
+}
+
 const BreakCase kCases[] = {
     // The ONNX values a step completes: a name per buffer, buffers that exist.
     {"ValueWithoutBuffer", [](Plan &p) { p.steps[2].valueBuffers.clear(); },
@@ -162,12 +172,31 @@ const BreakCase kCases[] = {
      },
      "step 5 '/bmm/MatMul' (kiln.matmul): C (buffer 8 'y') is i32 but D is f32 and C must have D's type"},
     {"ConvUnsupportedType", [](Plan &p) { p.buffers[0].dtype = p.inputs[0].dtype = DType::I32; },
-     "step 0 '/conv1/Conv' (kiln.conv): x (buffer 0 'x') is i32; cuDNN steps take f32, f16 or bf16 operands"},
+     "step 0 '/conv1/Conv' (kiln.conv): x (buffer 0 'x') is i32; cuDNN steps take f32, f16, bf16 or (channels last) int8 operands"},
     {"ConvMixedTypes", [](Plan &p) { p.buffers[1].dtype = DType::F16, p.buffers[1].shape = {4, 3, 3, 3, 2}; },
      "step 0 '/conv1/Conv' (kiln.conv): w (buffer 1 'conv.w') is f16 but x is f32 and a convolution's operands "
      "share one type"},
     {"ConvBiasType", [](Plan &p) { p.buffers[2].dtype = DType::BF16, p.buffers[2].shape = {8}; },
      "step 0 '/conv1/Conv' (kiln.conv): bias (buffer 2 'conv.b') is bf16 but x is f32"},
+
+    // INT8 convolutions: channels last, an int8 weight, their f32 scales.
+    {"ConvScaleWithFloats", [](Plan &p) { conv(p, 0).scale = 2; },
+     "step 0 '/conv1/Conv' (kiln.conv): scale and yScale go with int8 operands, and x (buffer 0 'x') is f32"},
+    {"Int8ConvChannelsFirst", [](Plan &p) { int8Buffers(p, {0}); },
+     "step 0 '/conv1/Conv' (kiln.conv): int8 convolutions are channels last"},
+    {"Int8ConvWithoutScale",
+     [](Plan &p) {
+       int8Buffers(p, {0, 1});
+       conv(p, 0).channelsLast = true;
+     },
+     "step 0 '/conv1/Conv' (kiln.conv): an int8 convolution needs its scale"},
+    {"Int8ConvInt8YWithoutYScale",
+     [](Plan &p) {
+       int8Buffers(p, {0, 1, 3});
+       conv(p, 0).channelsLast = true;
+       conv(p, 0).scale = 2; // conv.b: f32 [4], one per output channel
+     },
+     "step 0 '/conv1/Conv' (kiln.conv): an int8 y needs its yScale"},
 
     // Convolution geometry and buffers.
     {"ConvXTooSmall", [](Plan &p) { conv(p, 0).x = 2; },
