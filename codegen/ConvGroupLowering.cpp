@@ -7,14 +7,26 @@
 // does with fp32 intermediates. The body is read back into one ConvStep: each operand is traced
 // to the group input it widens.
 //
+// An INT8 convolution (kiln-fold-quantization's form) also holds the dequantizations of its
+// int8 input (one scale) and weight (one scale per output channel) and may end in the next
+// INT8 convolution's quantization:
+//   y = quantize(act(conv(dequantize(x8), dequantize(w8)) + bias + residual), s_y)
+// cuDNN sums int8 products exactly in int32, multiplies each output channel's sum by
+// s_x * s_w[k] (the step's `scale`, computed here in double and rounded once to f32), runs the
+// epilogue in f32 and writes int8 as round(value * (1 / s_y)) (`yScale`), saturated: the
+// interpreter divides, value / s_y, an f32 rounding apart.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/OpDescription.h"
 #include "codegen/PlanBuilderImpl.h"
 
+#include "ir/Interpreter/Tensor.h"
 #include "ir/KilnOps.h"
 
 #include "mlir/IR/Matchers.h"
+
+#include <cstring>
 
 namespace kiln::codegen {
 
@@ -34,6 +46,29 @@ std::optional<float> scalarBound(mlir::Value value) {
   return bound.convertToFloat();
 }
 
+/// The float values of the constant group input `value` (or its widening cast) is.
+llvm::Expected<std::vector<double>> groupConstantFloats(FusionGroupOp group, mlir::Value value) {
+  auto index = groupInputOf(group, value);
+  if (!index)
+    return index.takeError();
+  auto constant = group.getInputs()[*index].getDefiningOp<ConstantOp>();
+  if (!constant)
+    return opError(group, "an INT8 convolution's scales must be constants");
+  auto values = interp::fromAttr(constant.getValue());
+  if (!values)
+    return values.takeError();
+  if (!values->isFloat())
+    return opError(group, "an INT8 convolution's scales must be floats");
+  return values->f;
+}
+
+/// One f32 weight buffer's bytes.
+std::vector<uint8_t> floatBytes(const std::vector<float> &values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
 } // namespace
 
 llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
@@ -49,11 +84,34 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
   };
   ConvOperands operands;
   operands.result = group.getResult(0);
-  auto input = outer(conv.getInput());
+  // INT8: the operands are the dequantizations' int8 inputs; their scales multiply into one
+  // per output channel.
+  auto inputDq = conv.getInput().getDefiningOp<DequantizeOp>();
+  auto weightDq = conv.getWeight().getDefiningOp<DequantizeOp>();
+  if (static_cast<bool>(inputDq) != static_cast<bool>(weightDq))
+    return opError(operation, "internal: an INT8 conv group dequantizes both its input and its weight");
+  std::vector<float> channelScales;
+  if (inputDq) {
+    operands.int8 = true;
+    auto inputScale = groupConstantFloats(group, inputDq.getScale());
+    if (!inputScale)
+      return inputScale.takeError();
+    auto weightScales = groupConstantFloats(group, weightDq.getScale());
+    if (!weightScales)
+      return weightScales.takeError();
+    int64_t channels = llvm::cast<mlir::RankedTensorType>(conv.getResult().getType()).getShape().back();
+    if (inputScale->size() != 1 || (weightScales->size() != 1 && (int64_t)weightScales->size() != channels))
+      return opError(operation, "an INT8 convolution takes one input scale and one weight scale per tensor or per "
+                                "output channel");
+    for (int64_t k = 0; k < channels; ++k)
+      channelScales.push_back(
+          static_cast<float>(inputScale->front() * (*weightScales)[weightScales->size() == 1 ? 0 : k]));
+  }
+  auto input = outer(inputDq ? inputDq.getInput() : conv.getInput());
   if (!input)
     return input.takeError();
   operands.input = *input;
-  auto weight = outer(conv.getWeight());
+  auto weight = outer(weightDq ? weightDq.getInput() : conv.getWeight());
   if (!weight)
     return weight.takeError();
   operands.weight = *weight;
@@ -69,10 +127,21 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
   int64_t channels = resultType.getShape().back();
   plan::Activation activation = plan::Activation::None;
   float alpha = 0, beta = 0;
+  std::optional<float> yScale;
   mlir::Value current = conv.getResult();
   for (mlir::Operation &op : group.getBody().front().without_terminator()) {
-    if (&op == conv.getOperation() || llvm::isa<CastOp>(op))
+    if (&op == conv.getOperation() || llvm::isa<CastOp, DequantizeOp>(op))
       continue;
+    if (auto quantize = llvm::dyn_cast<QuantizeOp>(op)) {
+      auto scale = groupConstantFloats(group, quantize.getScale());
+      if (!scale)
+        return scale.takeError();
+      if (scale->size() != 1 || !operands.int8)
+        return opError(operation, "internal: a conv group ends in one per-tensor quantize, after an INT8 conv");
+      yScale = static_cast<float>(1.0 / scale->front());
+      current = quantize.getResult();
+      continue;
+    }
     if (auto add = llvm::dyn_cast<AddOp>(op)) {
       mlir::Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
       auto value = outer(other);
@@ -120,6 +189,18 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
   lowering->step.activation = activation;
   lowering->step.activationAlpha = alpha;
   lowering->step.activationBeta = beta;
+  if (operands.int8) {
+    TensorDesc scales;
+    scales.dtype = DType::F32;
+    scales.shape = {static_cast<int64_t>(channelScales.size())};
+    lowering->step.scale = newWeightBuffer(lowering->name + ".scale", scales, floatBytes(channelScales));
+    if (yScale) {
+      TensorDesc one;
+      one.dtype = DType::F32;
+      one.shape = {1};
+      lowering->step.yScale = newWeightBuffer(lowering->name + ".y_scale", one, floatBytes({*yScale}));
+    }
+  }
   return finishConvStep(operation, *lowering, conv.getPads(), group.getResult(0));
 }
 

@@ -78,17 +78,24 @@ PlanBuilderImpl::beginConvStep(mlir::Operation *operation, const ConvOperands &o
   conv.x = *x;
   conv.w = *w;
   conv.y = *y;
-  bool oneType = w->dtype == x->dtype && y->dtype == x->dtype;
+  bool oneType = w->dtype == x->dtype && y->dtype == x->dtype, floatOthers = true;
   for (mlir::Value other : {operands.bias, operands.residual})
     if (other) {
       auto desc = describe(other);
       if (!desc)
         return desc.takeError();
       oneType &= desc->dtype == x->dtype;
+      floatOthers &= isLibraryFloat(desc->dtype);
     }
-  if (!isLibraryFloat(x->dtype) || !oneType)
+  if (operands.int8) {
+    if (x->dtype != DType::I8 || w->dtype != DType::I8 || !(y->dtype == DType::I8 || isLibraryFloat(y->dtype)) ||
+        !floatOthers || !channelsLast)
+      return opError(operation, "internal: an INT8 convolution reads int8 x and w channels last, writes int8 or a "
+                                "float type and adds float bias and residual");
+  } else if (!isLibraryFloat(x->dtype) || !oneType) {
     return opError(operation, "GPU convolution (cuDNN) takes f32, f16 or bf16 tensors, all of one type; this one "
                               "runs in the interpreter only (`kiln eval`)");
+  }
   conv.rank = x->shape.size() - 2;
   conv.name = nodeName(operation);
   conv.channelsLast = channelsLast;

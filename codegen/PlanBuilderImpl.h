@@ -78,6 +78,9 @@ public:
   /// The values a convolution step reads and defines (bias and residual may be null).
   struct ConvOperands {
     mlir::Value input, weight, bias, residual, result;
+    /// INT8 (a conv group's dequantized operands): input and weight are int8, the result int8
+    /// or a float type, bias and residual floats.
+    bool int8 = false;
   };
   /// What conv, conv groups and conv_transpose share: the operands' descriptions and a step
   /// with its buffers. `op` names the step and gives its math.

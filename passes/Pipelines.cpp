@@ -109,8 +109,11 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
     insert.calibration = options.quantization->calibrationFile;
     insert.type = options.quantization->type;
     insert.method = options.quantization->method;
-    insert.quantizeOps.push_back("kiln.matmul");
-    insert.perTensorWeights = true;
+    // FP8: linear layers (cuBLASLt's FP8 GEMMs take one scale per operand); INT8: convolutions
+    // (cuDNN's INT8 convolutions scale per output channel). What codegen runs in 8 bits.
+    bool fp8 = options.quantization->type == "fp8";
+    insert.quantizeOps.push_back(fp8 ? "kiln.matmul" : "kiln.conv");
+    insert.perTensorWeights = fp8;
     // The first layer sees the raw data: quantizing ViT-B/16's patch embedding (the image) to
     // E4M3 moved its output from cosine 0.9952 to 0.9947 against fp32 (H100, batch 64).
     insert.keepFirst = true;

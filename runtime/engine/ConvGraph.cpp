@@ -5,6 +5,11 @@
 // storage is N,H,W,C and K,R,S,C/g: exactly how cuDNN takes an NHWC tensor, dims in NCHW order
 // with NHWC strides. Groups follow from x's channels over w's.
 //
+// INT8 (int8 x and w): the convolution sums in int32, each output channel's sum is multiplied
+// by the step's `scale` (s_x * s_w[k]), the epilogue runs in f32 on float bias and residual,
+// and y is int8, the value multiplied by `yScale` (1 / s_y) and rounded, or a float type
+// (bench/conv8_probe.cpp measured these graphs on ResNet-50's shapes).
+//
 //===----------------------------------------------------------------------===//
 
 #include "runtime/engine/ConvGraph.h"
@@ -20,7 +25,16 @@ namespace {
 #if KILN_HAVE_CUDNN_FRONTEND
 
 // Tensor uids in the graph; pointers() maps them to the step's buffers.
-enum Uid : int64_t { kX = 1, kW = 2, kY = 3, kBias = 4, kResidual = 5 };
+enum Uid : int64_t { kX = 1, kW = 2, kY = 3, kBias = 4, kResidual = 5, kScale = 6, kYScale = 7 };
+
+fe::DataType_t feType(plan::DType type) {
+  switch (type) {
+  case plan::DType::BF16: return fe::DataType_t::BFLOAT16;
+  case plan::DType::F16: return fe::DataType_t::HALF;
+  case plan::DType::I8: return fe::DataType_t::INT8;
+  default: return fe::DataType_t::FLOAT;
+  }
+}
 
 /// Strides of a dense NHWC tensor whose dims are given in NCHW order.
 std::vector<int64_t> channelsLastStrides(const std::vector<int64_t> &nchw) {
@@ -53,35 +67,40 @@ public:
       k += "(" + std::to_string(s.activationAlpha) + "," + std::to_string(s.activationBeta) + ")";
     if (plan_.buffers[s.x].dtype == plan::DType::F32)
       k += s.math == plan::MathMode::StrictF32 ? " math=strict" : " math=tf32";
+    if (int8()) {
+      k += " y=" + operandTypeName(plan_, s.y);
+      for (auto [name, buffer] : {std::pair<const char *, std::optional<uint32_t>>{"bias", s.bias},
+                                  {"residual", s.residual}})
+        if (buffer)
+          k += std::string(" ") + name + "=" + operandTypeName(plan_, *buffer);
+    }
     return k;
   }
 
   Status define(fe::graph::Graph &g) const override {
     const plan::ConvStep &s = step_;
-    plan::DType type = plan_.buffers[s.x].dtype;
-    fe::DataType_t io = type == plan::DType::BF16  ? fe::DataType_t::BFLOAT16
-                        : type == plan::DType::F16 ? fe::DataType_t::HALF
-                                                   : fe::DataType_t::FLOAT;
+    auto typeOf = [&](uint32_t buffer) { return feType(plan_.buffers[buffer].dtype); };
+    fe::DataType_t io = typeOf(s.x);
     g.set_io_data_type(io)
         .set_intermediate_data_type(fe::DataType_t::FLOAT)
         .set_compute_data_type(fe::DataType_t::FLOAT);
-    auto tensor = [&](const char *name, Uid uid, const std::vector<int64_t> &dims) {
+    auto tensor = [&](const char *name, Uid uid, const std::vector<int64_t> &dims, fe::DataType_t type) {
       return g.tensor(fe::graph::Tensor_attributes()
                           .set_name(name)
                           .set_uid(uid)
                           .set_dim(dims)
                           .set_stride(channelsLastStrides(dims))
-                          .set_data_type(io));
+                          .set_data_type(type));
     };
-    auto x = tensor("x", kX, s.xShape);
-    auto w = tensor("w", kW, s.wShape);
+    auto x = tensor("x", kX, s.xShape, io);
+    auto w = tensor("w", kW, s.wShape, typeOf(s.w));
     auto y = g.conv_fprop(x, w,
                           fe::graph::Conv_fprop_attributes()
                               .set_name("conv")
                               .set_padding(s.pads)
                               .set_stride(s.strides)
                               .set_dilation(s.dilations)
-                              .set_compute_data_type(fe::DataType_t::FLOAT));
+                              .set_compute_data_type(int8() ? fe::DataType_t::INT32 : fe::DataType_t::FLOAT));
     auto pointwise = [&](std::shared_ptr<fe::graph::Tensor_attributes> a, fe::PointwiseMode_t mode,
                          std::shared_ptr<fe::graph::Tensor_attributes> b = nullptr) {
       auto options = fe::graph::Pointwise_attributes().set_mode(mode).set_compute_data_type(fe::DataType_t::FLOAT);
@@ -95,10 +114,14 @@ public:
                                 .set_relu_upper_clip(hi)
                                 .set_compute_data_type(fe::DataType_t::FLOAT));
     };
+    if (int8()) {
+      y->set_data_type(fe::DataType_t::INT32);
+      y = pointwise(y, fe::PointwiseMode_t::MUL, tensor("scale", kScale, {1, s.yShape[1], 1, 1}, fe::DataType_t::FLOAT));
+    }
     if (s.bias)
-      y = pointwise(y, fe::PointwiseMode_t::ADD, tensor("bias", kBias, {1, s.yShape[1], 1, 1}));
+      y = pointwise(y, fe::PointwiseMode_t::ADD, tensor("bias", kBias, {1, s.yShape[1], 1, 1}, typeOf(*s.bias)));
     if (s.residual)
-      y = pointwise(y, fe::PointwiseMode_t::ADD, tensor("residual", kResidual, s.yShape));
+      y = pointwise(y, fe::PointwiseMode_t::ADD, tensor("residual", kResidual, s.yShape, typeOf(*s.residual)));
     switch (s.activation) {
     case plan::Activation::None: break;
     case plan::Activation::Relu: y = pointwise(y, fe::PointwiseMode_t::RELU_FWD); break;
@@ -121,7 +144,10 @@ public:
     case plan::Activation::Gelu:
       return Status(StatusCode::kInvalidPlan, "a convolution with a gelu epilogue"); // validatePlan refuses it
     }
-    y->set_output(true).set_uid(kY).set_dim(s.yShape).set_stride(channelsLastStrides(s.yShape)).set_data_type(io);
+    if (s.yScale)
+      y = pointwise(y, fe::PointwiseMode_t::MUL, tensor("y_scale", kYScale, {1, 1, 1, 1}, fe::DataType_t::FLOAT));
+    y->set_output(true).set_uid(kY).set_dim(s.yShape).set_stride(channelsLastStrides(s.yShape)).set_data_type(
+        typeOf(s.y));
     return Status::ok();
   }
 
@@ -143,12 +169,18 @@ public:
       pack[kBias] = bufferAddress(plan_, *s.bias, res);
     if (s.residual)
       pack[kResidual] = bufferAddress(plan_, *s.residual, res);
+    if (s.scale)
+      pack[kScale] = bufferAddress(plan_, *s.scale, res);
+    if (s.yScale)
+      pack[kYScale] = bufferAddress(plan_, *s.yScale, res);
     return pack;
   }
 
   std::string remedy() const override { return "compile the model with --layout nchw"; }
 
 private:
+  bool int8() const { return plan_.buffers[step_.x].dtype == plan::DType::I8; }
+
   const plan::Plan &plan_;
   plan::ConvStep step_;
 };
@@ -168,22 +200,21 @@ StatusOr<std::unique_ptr<CudnnGraphRunner>> ConvGraph::create(const plan::Plan &
                         "rebuild the runtime, or compile the model with --layout nchw");
 #else
   std::vector<uint32_t> used = {s.x, s.w, s.y};
-  if (s.bias)
-    used.push_back(*s.bias);
-  if (s.residual)
-    used.push_back(*s.residual);
+  for (const std::optional<uint32_t> &buffer : {s.bias, s.residual, s.scale, s.yScale})
+    if (buffer)
+      used.push_back(*buffer);
   for (uint32_t idx : used)
     if (idx >= plan.buffers.size())
       return Status(StatusCode::kInvalidPlan, label + ": the convolution names buffer " + std::to_string(idx) +
                                                   " but the plan has " + std::to_string(plan.buffers.size()));
   if (!s.channelsLast || s.transpose || s.xShape.size() != 4 || s.wShape.size() != 4 || s.yShape.size() != 4)
     return Status(StatusCode::kInvalidPlan, label + ": cuDNN graphs run channels-last 2-d forward convolutions only");
+  // validatePlan checked the types (PlanValidate.cpp): one float type, or INT8 with its scales.
   plan::DType type = plan.buffers[s.x].dtype;
-  for (uint32_t idx : used)
-    if (plan.buffers[idx].dtype != type)
-      return Status(StatusCode::kInvalidPlan, label + ": a convolution's operands share one element type");
-  if (type != plan::DType::F32 && type != plan::DType::F16 && type != plan::DType::BF16)
-    return Status(StatusCode::kInvalidPlan, label + ": cuDNN convolutions take f32, f16 or bf16");
+  if (type != plan::DType::F32 && type != plan::DType::F16 && type != plan::DType::BF16 && type != plan::DType::I8)
+    return Status(StatusCode::kInvalidPlan, label + ": cuDNN convolutions take f32, f16, bf16 or int8");
+  if (type == plan::DType::I8 && !s.scale)
+    return Status(StatusCode::kInvalidPlan, label + ": an int8 convolution without its scale");
   return std::make_unique<CudnnGraphRunner>(std::make_unique<ConvGraphSpec>(plan, s), label);
 #endif
 }

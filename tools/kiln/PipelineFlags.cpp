@@ -17,21 +17,18 @@ bool parser<kiln::cli::PrecisionFlag>::parse(Option &option, StringRef, StringRe
     value.fixed.reset();
     return false;
   }
-  if (arg == "fp8") {
+  if (arg == "fp8" || arg == "int8") {
     value.fixed = kiln::Precision::BF16;
-    value.fp8 = true;
+    value.quantization = arg.str();
     return false;
   }
-  if (arg == "int8")
-    return option.error("int8 plans are not implemented yet (8-bit integer convolutions and GEMMs); use fp8, "
-                        "or `kiln-opt --kiln-insert-quantization=\"type=int8 ...\"` to measure int8 accuracy in the "
-                        "interpreter");
   if (std::optional<kiln::Precision> precision = kiln::parsePrecision(arg)) {
     value.fixed = *precision;
-    value.fp8 = false;
+    value.quantization.clear();
     return false;
   }
-  return option.error("'" + arg + "' is not a precision; use fp32, tf32, bf16, fp16 or (kiln compile) auto, fp8");
+  return option.error("'" + arg + "' is not a precision; use fp32, tf32, bf16, fp16, fp8, int8 or (kiln compile) "
+                      "auto");
 }
 
 bool parser<kiln::PrecisionOverride>::parse(Option &option, StringRef, StringRef arg, kiln::PrecisionOverride &value) {
@@ -56,7 +53,7 @@ bool OpTargetParser::parse(cl::Option &option, llvm::StringRef, llvm::StringRef 
 }
 
 PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
-    : precision("precision", cl::value_desc("fp32|tf32|bf16|fp16|auto|fp8"), cl::init(PrecisionFlag{Precision::FP32}),
+    : precision("precision", cl::value_desc("fp32|tf32|bf16|fp16|auto|fp8|int8"), cl::init(PrecisionFlag{Precision::FP32}),
                 cl::desc("fp32 (default): strict IEEE fp32 for conv and matmul;\n"
                          "tf32: TF32 tensor-core math for fp32 conv and matmul;\n"
                          "bf16, fp16: conv, matmul, gemm and einsum in half precision with fp32\n"
@@ -67,7 +64,12 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
                          "fp8 (with --calibration calib.json): bf16, with linear\n"
                          "layers (matmul/gemm of a constant weight) as FP8 E4M3 cuBLASLt GEMMs,\n"
                          "activations scaled per tensor from the calibration file, weights per\n"
-                         "tensor; attention and convolutions stay bf16"),
+                         "tensor; attention and convolutions stay bf16;\n"
+                         "int8 (with --calibration calib.json): bf16, with channels-last\n"
+                         "convolutions (one group, channels multiples of 16) as INT8 cuDNN\n"
+                         "convolutions, activations per tensor, weights per output channel, int8\n"
+                         "between consecutive INT8 convolutions; linear layers, depthwise\n"
+                         "convolutions and attention stay bf16"),
                 cl::sub(sub), cl::cat(categories.optimization)),
       strictFp32("strict-fp32",
                  cl::desc("fp32 ops that remain in a tf32, bf16 or fp16 plan use strict IEEE fp32,\n"
@@ -109,7 +111,7 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
       calibration("calibration", cl::value_desc("dir|file"),
                   cl::desc("--precision auto (kiln compile): the calibration inputs, <input name>.npy\n"
                            "files in <dir> (one input) or in each of its subdirectories (one each);\n"
-                           "--precision fp8: the ranges `kiln calibrate` wrote (calib.json)"),
+                           "--precision fp8, int8: the ranges `kiln calibrate` wrote (calib.json)"),
                   cl::sub(sub), cl::cat(categories.optimization)),
       printIRAfterAll("print-ir-after-all", cl::desc("Print the module after every pass to stderr (weights elided)"),
                       cl::sub(sub), cl::cat(categories.irPrinting)),
@@ -138,17 +140,19 @@ PipelineOptions PipelineFlags::pipelineOptions() const {
   options.fuseAttention = !noFusedAttention;
   options.exactGelu = exactGelu;
   options.layout = layout;
-  if (precision.fp8)
-    options.quantization = PipelineOptions::Quantization{"fp8", calibration, ""};
+  if (!precision.quantization.empty())
+    options.quantization = PipelineOptions::Quantization{precision.quantization, calibration, ""};
   return options;
 }
 
 std::optional<std::string> PipelineFlags::calibrationUsageError() const {
-  if (precision.fp8 && (calibration.empty() || llvm::sys::fs::is_directory(calibration)))
-    return std::string("--precision fp8 needs --calibration calib.json, the ranges `kiln calibrate MODEL "
-                       "--calibration DIR -o calib.json` measures on calibration inputs");
-  if (precision.fixed && !precision.fp8 && !calibration.empty())
-    return std::string("--calibration goes with --precision auto (a directory of inputs) or fp8 (a calibration file)");
+  const std::string &q = precision.quantization;
+  if (!q.empty() && (calibration.empty() || llvm::sys::fs::is_directory(calibration)))
+    return "--precision " + q + " needs --calibration calib.json, the ranges `kiln calibrate MODEL "
+                                "--calibration DIR -o calib.json` measures on calibration inputs";
+  if (precision.fixed && q.empty() && !calibration.empty())
+    return std::string("--calibration goes with --precision auto (a directory of inputs) or fp8, int8 (a calibration "
+                       "file)");
   return std::nullopt;
 }
 

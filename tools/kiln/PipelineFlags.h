@@ -25,8 +25,9 @@ namespace kiln::cli {
 /// of PrecisionSearch.h picks it under an error budget).
 struct PrecisionFlag {
   std::optional<Precision> fixed; // std::nullopt: auto
-  /// `fp8` (kiln compile): a bf16 plan whose linear layers run as FP8 GEMMs.
-  bool fp8 = false;
+  /// "fp8": a bf16 plan whose linear layers run as FP8 GEMMs; "int8": a bf16 plan whose
+  /// convolutions run as INT8 cuDNN convolutions; empty: no 8-bit quantization.
+  std::string quantization;
 };
 } // namespace kiln::cli
 
@@ -91,8 +92,9 @@ public:
   PipelineOptions pipelineOptions() const;
   /// `--precision auto`: only `kiln compile` accepts it (its precision search).
   bool autoPrecision() const { return !precision.fixed; }
-  /// `--precision fp8`: 8-bit linear layers from the `--calibration` file.
-  bool fp8() const { return precision.fp8; }
+  /// `--precision fp8` or `int8`: 8-bit layers from the `--calibration` file ("fp8", "int8"),
+  /// empty otherwise.
+  const std::string &quantization() const { return precision.quantization; }
   /// `--calibration`: a directory of inputs (`--precision auto`) or a calibration file (fp8).
   const std::string &calibrationPath() const { return calibration; }
   /// A usage error for `--calibration` given without the precision it serves, or fp8 without

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""INT8 convolutions (`kiln compile --precision int8`) on the GPU against the interpreter.
+
+Each case is a small ONNX model of convolutions (bias, ReLU, a residual add), calibrated with
+`kiln calibrate` on random inputs. The compiled plan must run every convolution of one group
+whose input and output channels are multiples of 16 as one INT8 cuDNN conv step (int8 x and
+w, `scale` per output channel; int8 y with `yScale` when its only reader is the next INT8
+convolution) and keep the others bf16, with a remark saying why (compile-only half, on any
+machine). On the GPU, `kiln run` must agree with `kiln eval --precision int8` of the same
+model (the interpreter evaluates the same quantized module exactly): cuDNN sums the int8
+products exactly but scales and rounds in its own f32 order, so a value near a rounding
+boundary of the next quantization may round the other way; the bound is a small fraction of
+what quantization itself moves the output (int8 against fp32), so a wrong scale, a wrong
+weight layout or a missing epilogue fails. Prints one line per case; exit 1 on any failure,
+77 without a GPU.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+import plan_cases
+from plan_cases import run
+
+# name, input [N, C, H, W], convs: (name, input, C, K, kernel, stride, bias, relu, residual
+# value or None), and which convs run in int8 with an int8 output. A Tanh comes first, so no
+# conv reads the network input (the int8 pipeline keeps such a first layer in bf16).
+CASES = [
+    ("bottleneck", (2, 32, 12, 12),
+     [("a", "t", 32, 32, 3, 1, True, True, None), ("d", "t", 32, 64, 1, 1, False, False, None),
+      ("b", "a", 32, 64, 1, 1, True, True, "d")],
+     {"a": "i8", "b": "bf16", "d": "bf16"}),
+    ("strided", (1, 48, 15, 15), [("s", "t", 48, 32, 3, 2, True, True, None)], {"s": "bf16"}),
+    ("odd_channels", (1, 24, 8, 8), [("o", "t", 24, 32, 3, 1, True, False, None)], {}),
+]
+
+
+def make_model(case, rng, path):
+    name, shape, convs, _ = case
+    n, c, h, w = shape
+    inits, nodes = [], [helper.make_node("Tanh", ["x"], ["t"], name="leading")]
+    sizes = {"t": (h, w)}
+    for conv, src, ci, k, r, stride, bias, relu, residual in convs:
+        inits.append(numpy_helper.from_array((rng.standard_normal((k, ci, r, r)) / np.sqrt(ci * r * r)).astype(np.float32),
+                                             f"{conv}.w"))
+        inputs = [src, f"{conv}.w"]
+        if bias:
+            inits.append(numpy_helper.from_array((rng.standard_normal(k) * 0.1).astype(np.float32), f"{conv}.b"))
+            inputs.append(f"{conv}.b")
+        pad = r // 2
+        nodes.append(helper.make_node("Conv", inputs, [f"{conv}.c"], name=conv, pads=[pad] * 4, strides=[stride] * 2))
+        value = f"{conv}.c"
+        if residual:
+            nodes.append(helper.make_node("Add", [value, residual], [f"{conv}.s"], name=f"{conv}_add"))
+            value = f"{conv}.s"
+        if relu:
+            nodes.append(helper.make_node("Relu", [value], [conv], name=f"{conv}_relu"))
+        else:
+            nodes.append(helper.make_node("Identity", [value], [conv], name=f"{conv}_out"))
+        sh, sw = sizes[src]
+        sizes[conv] = ((sh + 2 * pad - r) // stride + 1, (sw + 2 * pad - r) // stride + 1)
+    last = convs[0][0] if len(convs) == 1 else "b"
+    k = [cv for cv in convs if cv[0] == last][0][3]
+    nodes.append(helper.make_node("Identity", [last], ["y"], name="out"))
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, k, *sizes[last]])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def check_case(kiln, work, case, compile_only):
+    name, shape, convs, int8 = case
+    rng = np.random.default_rng(len(name))
+    model = os.path.join(work, name + ".onnx")
+    make_model(case, rng, model)
+    calibration = os.path.join(work, name + ".cal")
+    for i in range(4):
+        os.makedirs(os.path.join(calibration, str(i)), exist_ok=True)
+        np.save(os.path.join(calibration, str(i), "x.npy"), rng.standard_normal(shape).astype(np.float32))
+    table = os.path.join(work, name + ".calib.json")
+    proc = run([kiln, "calibrate", model, "--calibration", calibration, "-o", table, "--quiet"])
+    if proc.returncode:
+        return "calibrate: " + proc.stderr.strip()
+    plan = os.path.join(work, name + ".kiln")
+    proc = run([kiln, "compile", model, "-o", plan, "--precision", "int8", "--calibration", table])
+    if proc.returncode:
+        return "compile: " + proc.stderr.strip()
+    steps = [line for line in run([kiln, "inspect", plan]).stdout.splitlines() if line.startswith("step ")]
+    for conv, _src, ci, k, *_rest in convs:
+        # The step of a conv is the one reading its weight (a residual add may join another's).
+        step = [line for line in steps if " conv " in line and f" w={conv}:" in line]
+        if conv in int8:
+            want = [f"w={conv}:i8[", f"y={conv}:{int8[conv]}[", f"scale={conv}.scale:f32[{k}]",
+                    f"yScale={conv}.y_scale:f32[1]" if int8[conv] == "i8" else "yScale=-"]
+            if not (len(step) == 1 and " x=" in step[0] and step[0].split(" x=")[1].split(" ")[0].split(":")[1].startswith("i8[")):
+                want.append("an int8 x")
+        else:
+            want = [f"w={conv}:bf16[", "scale=- yScale=-"]
+        if len(step) != 1 or not all(w in step[0] for w in want):
+            return f"conv {conv} should be one {'INT8' if conv in int8 else 'bf16'} conv step with {want}:\n" + \
+                "\n".join(steps)
+        if conv not in int8 and f"node '{conv}' (Conv): not quantized, stays bf16" not in proc.stderr:
+            return f"no remark says why {conv} stays bf16:\n{proc.stderr}"
+    if compile_only:
+        return None
+    x = rng.standard_normal(shape).astype(np.float32)  # held out: not a calibration input
+    outputs = plan_cases.gpu_and_interpreter(kiln, work, name, plan, model, "int8", {"x": x}, "y",
+                                             ["--calibration", table])
+    if isinstance(outputs, str):
+        return outputs
+    gpu, ref = outputs
+    fp32 = os.path.join(work, name + ".fp32")
+    proc = run([kiln, "eval", model, "--input", f"x={os.path.join(work, name + '.x.npy')}", "--output-dir", fp32,
+                "--quiet"])
+    if proc.returncode:
+        return "eval fp32: " + proc.stderr.strip()
+    exact = np.load(os.path.join(fp32, "y.npy")).astype(np.float64)
+    if gpu.shape != ref.shape or not np.isfinite(gpu).all():
+        return f"GPU output {gpu.shape} (finite: {np.isfinite(gpu).all()}) against {ref.shape}"
+    scale = np.abs(ref).max()
+    err = np.abs(gpu.astype(np.float64) - ref).max() / scale
+    quantization = np.abs(ref - exact).max() / scale
+    bound = max(0.25 * quantization, 2 * 2.0 ** -8)
+    if err > bound:
+        return f"max |GPU - interpreter| / max |ref| = {err:.3g} > {bound:.3g} (int8 vs fp32: {quantization:.3g})"
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(plan_cases.main("int8 convs", __doc__, CASES, check_case))
