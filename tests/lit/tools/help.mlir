@@ -52,7 +52,7 @@
 // PIPELINE-DAG: --dump-ir=<dir> {{.*}}Write the module into <dir> before the passes (00-input.mlir)
 // PIPELINE-DAG: --print-ir-after-all {{.*}}Print the module after every pass to stderr
 // PIPELINE-DAG: --shape=<name=dims> {{.*}}Static shape for a graph input with symbolic dims
-// PIPELINE-DAG: --precision=<fp32|tf32|bf16|fp16|auto|fp8> {{.*}}fp32 (default): strict IEEE fp32
+// PIPELINE-DAG: --precision=<fp32|tf32|bf16|fp16|auto|fp8|int8> {{.*}}fp32 (default): strict IEEE fp32
 // PIPELINE-DAG: --strict-fp32 {{.*}}fp32 ops that remain in a tf32, bf16 or fp16 plan
 // PIPELINE-DAG: --keep-fp32=<name|optype> {{.*}}Ops that stay fp32
 // PIPELINE-DAG: --force-precision=<name=precision> {{.*}}Run ops in the given precision

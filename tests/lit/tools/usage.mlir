@@ -3,7 +3,7 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/Inputs/exit_status.py 2 kiln compile %S/Inputs/tiny_cnn.mlir -o %t/a.kiln --precision int3 2>&1 | FileCheck %s --check-prefix=PRECISION
 // RUN: %python %S/Inputs/exit_status.py 2 kiln eval %S/Inputs/tiny_cnn.mlir --precision=half 2>&1 | FileCheck %s --check-prefix=PRECISION-EVAL
-// RUN: %python %S/Inputs/exit_status.py 2 kiln compile %S/Inputs/tiny_cnn.mlir -o %t/a.kiln --precision int8 2>&1 | FileCheck %s --check-prefix=INT8
+// RUN: %python %S/Inputs/exit_status.py 2 kiln compile %S/Inputs/tiny_cnn.mlir -o %t/a.kiln --precision int8 2>&1 | FileCheck %s --check-prefix=INT8-NO-FILE
 // RUN: %python %S/Inputs/exit_status.py 2 kiln compile %S/Inputs/tiny_cnn.mlir -o %t/a.kiln --precision fp8 2>&1 | FileCheck %s --check-prefix=FP8-NO-FILE
 // RUN: %python %S/Inputs/exit_status.py 2 kiln eval %S/Inputs/tiny_cnn.mlir --precision fp8 --calibration %t 2>&1 | FileCheck %s --check-prefix=FP8-NO-FILE
 // RUN: %python %S/Inputs/exit_status.py 2 kiln compile %S/Inputs/tiny_cnn.mlir -o %t/a.kiln --precision bf16 --calibration %t 2>&1 | FileCheck %s --check-prefix=CALIBRATION
@@ -35,11 +35,11 @@
 // RUN: %python %S/Inputs/exit_status.py 0 kiln compile --help > %t/help.txt
 // RUN: %python %S/Inputs/exit_status.py 0 kiln --version > %t/version.txt
 
-// PRECISION: kiln: for the --precision option: 'int3' is not a precision; use fp32, tf32, bf16, fp16 or (kiln compile) auto, fp8
-// PRECISION-EVAL: kiln: for the --precision option: 'half' is not a precision; use fp32, tf32, bf16, fp16 or (kiln compile) auto, fp8
-// INT8: kiln: for the --precision option: int8 plans are not implemented yet (8-bit integer convolutions and GEMMs); use fp8
+// PRECISION: kiln: for the --precision option: 'int3' is not a precision; use fp32, tf32, bf16, fp16, fp8, int8 or (kiln compile) auto
+// PRECISION-EVAL: kiln: for the --precision option: 'half' is not a precision; use fp32, tf32, bf16, fp16, fp8, int8 or (kiln compile) auto
+// INT8-NO-FILE: --precision int8 needs --calibration calib.json, the ranges `kiln calibrate MODEL --calibration DIR -o calib.json` measures
 // FP8-NO-FILE: --precision fp8 needs --calibration calib.json, the ranges `kiln calibrate MODEL --calibration DIR -o calib.json` measures
-// CALIBRATION: --calibration goes with --precision auto (a directory of inputs) or fp8 (a calibration file)
+// CALIBRATION: --calibration goes with --precision auto (a directory of inputs) or fp8, int8 (a calibration file)
 // LAYOUT: kiln: for the --layout option: Cannot find option named 'nhcw'!
 // KEEP: kiln: for the --keep-fp32 option: empty name
 // FORCE: kiln: for the --force-precision option: {{.*}}'conv1=int3' is not NAME=PRECISION
