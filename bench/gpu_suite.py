@@ -187,7 +187,7 @@ def torch_rows(opts, name, model, inputs, reference, rows, device):
     import torch
     for row in rows:
         precision = row["precision"]
-        channels_last = is_cnn(name) and precision in ("bf16", "fp16", "fp8")
+        channels_last = is_cnn(name) and precision in ("bf16", "fp16", "fp8", "int8")
         set_tf32(precision != "fp32")
         runners = (["eager"] if opts.eager else []) + ([] if opts.skip_torch_compile else ["torch_compile"])
         for runner in runners:
@@ -300,7 +300,7 @@ def add_ratios(rows):
                 r[f"ratio_kiln_vs_{runner}_gpu"] = k / r[f"{runner}_gpu_ms"]
             if r.get(f"{runner}_request_ms") and r.get("kiln_request_ms"):
                 r[f"ratio_kiln_vs_{runner}_request"] = r["kiln_request_ms"] / r[f"{runner}_request_ms"]
-        if tf32 and r["precision"] in ("bf16", "fp16", "fp8"):
+        if tf32 and r["precision"] in ("bf16", "fp16", "fp8", "int8"):
             r["ratio_kiln_vs_kiln_tf32_gpu"] = k / tf32
 
 
@@ -320,10 +320,11 @@ def bench_one(opts, name, batch, device):
     if opts.kiln:
         plans = {p: os.path.join(opts.work_dir, f"{tag}_{p}.kiln") for p in opts.precisions}
         precision_args = {}
-        if "fp8" in opts.precisions:
-            table = calibrate(opts, name, batch, tag, onnx_path, feeds, rows)
-            if table:
-                precision_args["fp8"] = ["--calibration", table]
+        eight_bit = [p for p in opts.precisions if p in ("fp8", "int8")]
+        if eight_bit:
+            table = calibrate(opts, name, batch, tag, onnx_path, feeds, rows, eight_bit)
+            for p in eight_bit if table else []:
+                precision_args[p] = ["--calibration", table]
         compile_job = km.ParallelCompile(opts.kiln, onnx_path, plans, opts.step_timeout,
                                          shlex.split(opts.compile_args), precision_args).start()
     log("   onnxruntime reference" + (" (kiln compiles meanwhile)" if compile_job else ""))
@@ -339,12 +340,14 @@ def bench_one(opts, name, batch, device):
     return rows
 
 
-def calibrate(opts, name, batch, tag, onnx_path, feeds, rows):
-    """`kiln calibrate` for the fp8 plan: the batch-1 export of the same model (same seed, same
-    weights and value names; the interpreter's time grows with the batch) over 4 random inputs
-    unlike the measured one (floats redrawn with its mean and spread, integers permuted).
-    Returns the calibration file, or None with the reason in the fp8 row."""
-    row = next(r for r in rows if r["precision"] == "fp8")
+def calibrate(opts, name, batch, tag, onnx_path, feeds, rows, eight_bit):
+    """`kiln calibrate` for the 8-bit plans (`eight_bit`: fp8, int8; one file serves both): the
+    batch-1 export of the same model (same seed, same weights and value names; the
+    interpreter's time grows with the batch) over 4 random inputs unlike the measured one
+    (floats redrawn with its mean and spread, integers permuted). Returns the calibration
+    file, or None with the reason in the 8-bit rows."""
+    eight_rows = [r for r in rows if r["precision"] in eight_bit]
+    row = eight_rows[0]
     start = time.perf_counter()
     cal_onnx, cal_feeds = onnx_path, feeds
     if batch != 1:
@@ -360,7 +363,8 @@ def calibrate(opts, name, batch, tag, onnx_path, feeds, rows):
                                   opts.step_timeout)
     row["calibrate_s"] = round(time.perf_counter() - start, 1)
     if code != 0:
-        row["error"] = f"calibrate (exit {code}): {km.error_tail(err)}"
+        for r in eight_rows:
+            r["error"] = f"calibrate (exit {code}): {km.error_tail(err)}"
         return None
     return table
 

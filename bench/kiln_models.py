@@ -19,8 +19,8 @@ import numpy as np
 # worst over outputs. Half precisions also need the output's direction kept (cosine), since a
 # max-based figure can hide a wholesale drift of small values.
 BOUNDS = {"fp32": (1e-3, None), "tf32": (1e-2, None), "bf16": (3e-2, 0.999), "fp16": (1e-2, 0.999),
-          # 8-bit plans are judged by cosine alone (the quantization issue's bound)
-          "fp8": (float("inf"), 0.995)}
+          # 8-bit plans are judged by cosine alone (the quantization issue's bounds)
+          "fp8": (float("inf"), 0.995), "int8": (float("inf"), 0.99)}
 
 # Classifiers whose native resolution is not 224: they run at theirs (Kiln compiles static
 # shapes, so a different size is just another plan).
@@ -34,8 +34,9 @@ def log(*parts):
 def torch_dtype(precision):
     """The torch dtype of a model's weights and float inputs at a Kiln precision."""
     import torch
-    # fp8 plans are measured against torch.compile bf16 (the anchor 8-bit plans must beat)
-    return {"bf16": torch.bfloat16, "fp16": torch.float16, "fp8": torch.bfloat16}.get(precision, torch.float32)
+    # 8-bit plans are measured against torch.compile bf16 (the anchor 8-bit plans must beat)
+    return {"bf16": torch.bfloat16, "fp16": torch.float16, "fp8": torch.bfloat16,
+            "int8": torch.bfloat16}.get(precision, torch.float32)
 
 
 def randomize_degenerate_parameters(model, seed=0):
