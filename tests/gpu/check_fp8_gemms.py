@@ -70,14 +70,9 @@ def check_case(kiln, work, case, compile_only):
     model = os.path.join(work, name + ".onnx")
     make_model(case, rng, model)
     shape = (*rows, layers[0][0])
-    calibration = os.path.join(work, name + ".cal")
-    for i in range(4):
-        os.makedirs(os.path.join(calibration, str(i)), exist_ok=True)
-        np.save(os.path.join(calibration, str(i), "x.npy"), rng.standard_normal(shape).astype(np.float32))
-    table = os.path.join(work, name + ".calib.json")
-    proc = run([kiln, "calibrate", model, "--calibration", calibration, "-o", table, "--quiet"])
-    if proc.returncode:
-        return "calibrate: " + proc.stderr.strip()
+    table, problem = plan_cases.calibrate(kiln, work, name, model, shape, rng)
+    if problem:
+        return problem
     plan = os.path.join(work, name + ".kiln")
     proc = run([kiln, "compile", model, "-o", plan, "--precision", "fp8", "--calibration", table])
     if proc.returncode:
@@ -103,26 +98,7 @@ def check_case(kiln, work, case, compile_only):
     if compile_only:
         return None
     x = rng.standard_normal(shape).astype(np.float32)  # held out: not a calibration input
-    outputs = plan_cases.gpu_and_interpreter(kiln, work, name, plan, model, "fp8", {"x": x}, "y",
-                                             ["--calibration", table])
-    if isinstance(outputs, str):
-        return outputs
-    gpu, ref = outputs
-    fp32 = os.path.join(work, name + ".fp32")
-    proc = run([kiln, "eval", model, "--input", f"x={os.path.join(work, name + '.x.npy')}", "--output-dir", fp32,
-                "--quiet"])
-    if proc.returncode:
-        return "eval fp32: " + proc.stderr.strip()
-    exact = np.load(os.path.join(fp32, "y.npy")).astype(np.float64)
-    if gpu.shape != ref.shape or not np.isfinite(gpu).all():
-        return f"GPU output {gpu.shape} (finite: {np.isfinite(gpu).all()}) against {ref.shape}"
-    scale = np.abs(ref).max()
-    err = np.abs(gpu.astype(np.float64) - ref).max() / scale
-    quantization = np.abs(ref - exact).max() / scale
-    bound = max(0.25 * quantization, 2 * 2.0 ** -8)
-    if err > bound:
-        return f"max |GPU - interpreter| / max |ref| = {err:.3g} > {bound:.3g} (fp8 vs fp32: {quantization:.3g})"
-    return None
+    return plan_cases.check_8bit_plan(kiln, work, name, plan, model, "fp8", table, x)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""What the GPU checkers of small modules share (check_attention.py, check_conv_graphs.py):
-running a plan on the GPU and the same module in the interpreter, and the case loop.
+"""What the GPU checkers of small modules share (check_attention.py, check_conv_graphs.py,
+check_fp8_gemms.py, check_int8_convs.py): running a plan on the GPU and the same module in the
+interpreter, calibrating and judging 8-bit plans, and the case loop.
 
 A checker gives main() its title, its cases (tuples whose first item is the case's name) and
 check_case(kiln, work, case, compile_only) returning None or what went wrong.
@@ -38,6 +39,49 @@ def gpu_and_interpreter(kiln, work, name, plan, module, precision, inputs, outpu
     if proc.returncode:
         return "eval: " + proc.stderr.strip()
     return np.load(os.path.join(gpu_out, output + ".npy")), np.load(os.path.join(ref_out, output + ".npy"))
+
+
+def calibrate(kiln, work, name, model, shape, rng):
+    """`kiln calibrate` of the model over 4 random normal inputs `x` of `shape`: (the calibration
+    file, None), or (None, what failed)."""
+    calibration = os.path.join(work, name + ".cal")
+    for i in range(4):
+        os.makedirs(os.path.join(calibration, str(i)), exist_ok=True)
+        np.save(os.path.join(calibration, str(i), "x.npy"), rng.standard_normal(shape).astype(np.float32))
+    table = os.path.join(work, name + ".calib.json")
+    proc = run([kiln, "calibrate", model, "--calibration", calibration, "-o", table, "--quiet"])
+    if proc.returncode:
+        return None, "calibrate: " + proc.stderr.strip()
+    return table, None
+
+
+def check_8bit_plan(kiln, work, name, plan, model, precision, table, x):
+    """An 8-bit plan (`precision` fp8 or int8) run on the GPU against `kiln eval` of the same
+    quantized module on the held-out input x of the model's input `x`: None, or what is wrong.
+    The GPU's library kernels accumulate and scale in their own order, so a value near a
+    rounding boundary of a later quantization may round the other way; the bound is a quarter of
+    what quantization itself moves the output (against the fp32 evaluation), at least two bf16
+    ulps, so a wrong scale, layout or epilogue fails."""
+    outputs = gpu_and_interpreter(kiln, work, name, plan, model, precision, {"x": x}, "y", ["--calibration", table])
+    if isinstance(outputs, str):
+        return outputs
+    gpu, ref = outputs
+    fp32 = os.path.join(work, name + ".fp32")
+    proc = run([kiln, "eval", model, "--input", f"x={os.path.join(work, name + '.x.npy')}", "--output-dir", fp32,
+                "--quiet"])
+    if proc.returncode:
+        return "eval fp32: " + proc.stderr.strip()
+    exact = np.load(os.path.join(fp32, "y.npy")).astype(np.float64)
+    if gpu.shape != ref.shape or not np.isfinite(gpu).all():
+        return f"GPU output {gpu.shape} (finite: {np.isfinite(gpu).all()}) against {ref.shape}"
+    scale = np.abs(ref).max()
+    err = np.abs(gpu.astype(np.float64) - ref).max() / scale
+    quantization = np.abs(ref - exact).max() / scale
+    bound = max(0.25 * quantization, 2 * 2.0 ** -8)
+    if err > bound:
+        return (f"max |GPU - interpreter| / max |ref| = {err:.3g} > {bound:.3g} ({precision} vs fp32: "
+                f"{quantization:.3g})")
+    return None
 
 
 def main(title, doc, cases, check_case):
