@@ -11,6 +11,8 @@
 // int8 input (one scale) and weight (one scale per output channel) and may end in the next
 // INT8 convolution's quantization:
 //   y = quantize(act(conv(dequantize(x8), dequantize(w8)) + bias + residual), s_y)
+// or give both that value and its quantization (the step's `yQuantized`), when other steps
+// read the value too.
 // cuDNN sums int8 products exactly in int32, multiplies each output channel's sum by
 // s_x * s_w[k] (the step's `scale`, computed here in double and rounded once to f32), runs the
 // epilogue in f32 and writes int8 as round(value * (1 / s_y)) (`yScale`), saturated: the
@@ -199,6 +201,13 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
       one.dtype = DType::F32;
       one.shape = {1};
       lowering->step.yScale = newWeightBuffer(lowering->name + ".y_scale", one, floatBytes({*yScale}));
+    }
+    // Two results: the value and its quantization, both written by the graph.
+    if (group.getNumResults() == 2) {
+      auto quantized = describeValue(group.getResult(1));
+      if (!quantized)
+        return opError(operation, llvm::toString(quantized.takeError()));
+      lowering->step.yQuantized = defineResult(group.getResult(1), lowering->name + "#quantized", *quantized);
     }
   }
   return finishConvStep(operation, *lowering, conv.getPads(), group.getResult(0));

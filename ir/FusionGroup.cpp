@@ -100,8 +100,18 @@ LogicalResult verifyConvBody(FusionGroupOp group) {
         return op.emitOpError() << "in a conv fusion group must dequantize a group input";
       continue;
     }
+    // The quantize of the result: the group's only result, or (an INT8 convolution whose value
+    // other steps read too) its second one, of the first.
+    // (The first result may be the value's rounding to its type, a cast.)
+    Operation *terminator = block.getTerminator();
+    auto quantizesFirst = [&] {
+      Value first = terminator->getOperand(0);
+      auto rounding = first.getDefiningOp<CastOp>();
+      return op.getOperand(0) == first || (rounding && op.getOperand(0) == rounding.getInput());
+    };
     if (llvm::isa<QuantizeOp>(op) && conv && isPerTensorQuantization(&op) &&
-        &op == block.getTerminator()->getOperand(0).getDefiningOp())
+        &op == terminator->getOperands().back().getDefiningOp() &&
+        (terminator->getNumOperands() == 1 || quantizesFirst()))
       continue;
     if (auto c = llvm::dyn_cast<ConvOp>(op)) {
       if (conv)
@@ -118,6 +128,8 @@ LogicalResult verifyConvBody(FusionGroupOp group) {
   }
   if (!conv)
     return group.emitOpError() << "a conv fusion group holds one kiln.conv";
+  if (group.getNumResults() == 2 && !block.getTerminator()->getOperand(1).getDefiningOp<QuantizeOp>())
+    return group.emitOpError() << "a conv fusion group's second result is the quantization of its first";
   return success();
 }
 
@@ -197,12 +209,13 @@ LogicalResult FusionGroupOp::verify() {
   if (getKind() == "norm")
     return getNumResults() == 0 ? emitOpError() << "a norm fusion group has at least one result"
                                 : verifyNormBody(*this);
+  if (getKind() == "conv" && (getNumResults() == 1 || getNumResults() == 2))
+    return verifyConvBody(*this);
   if (getNumResults() != 1)
-    return emitOpError() << "a fusion group has one result (a norm group one or more), got " << getNumResults();
+    return emitOpError() << "a fusion group has one result (a norm group one or more, a conv group one or two), got "
+                         << getNumResults();
   if (getKind() == "gemm")
     return verifyGemmBody(*this);
-  if (getKind() == "conv")
-    return verifyConvBody(*this);
   auto resultShape = llvm::cast<RankedTensorType>(getResult(0).getType()).getShape();
   for (Operation &op : block.without_terminator())
     if (!isGroupElementwise(&op))

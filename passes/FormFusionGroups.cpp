@@ -123,6 +123,17 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
         if (Operation *quantize = consumerQuantizationOf(root->getResult(0), isInt8Element)) {
           members.insert(quantize);
           root = quantize;
+        } else if (Operation *quantize = sideQuantizationOf(root->getResult(0))) {
+          // Read by other steps too (a ResNet block's output: the next residual): the graph
+          // writes the value and its int8 quantization, where a quantize kernel would read it
+          // again.
+          members.insert(quantize);
+          llvm::SmallVector<Value> results;
+          if (Operation *before = placeResults(members, results); before && results.size() == 2) {
+            buildGroup(results, members, "conv", conv, before);
+            continue;
+          }
+          members.remove(quantize);
         }
       }
       if (members.size() >= 2)
@@ -170,28 +181,10 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     members.insert(epilogue.begin(), epilogue.end());
     if (members.size() < 2)
       return;
-    llvm::SmallVector<Operation *> ordered = inBlockOrder(members);
     llvm::SmallVector<Value> results;
-    Operation *firstUse = nullptr;
-    for (Operation *member : ordered)
-      for (Operation *user : member->getUsers())
-        if (!members.contains(user)) {
-          if (results.empty() || results.back() != member->getResult(0))
-            results.push_back(member->getResult(0));
-          if (!firstUse || user->isBeforeInBlock(firstUse))
-            firstUse = user;
-        }
-    if (results.empty())
+    Operation *firstUse = placeResults(members, results);
+    if (!firstUse)
       return;
-    // The group goes right before the first op reading a result: every value a member reads
-    // outside the group must be defined before that, or be a constant (moved up).
-    llvm::SetVector<Value> inputs = groupInputs(ordered, members);
-    for (Value input : inputs)
-      if (Operation *def = input.getDefiningOp(); def && !def->isBeforeInBlock(firstUse) && !llvm::isa<ConstantOp>(def))
-        return;
-    for (Value input : inputs)
-      if (Operation *def = input.getDefiningOp(); def && !def->isBeforeInBlock(firstUse))
-        def->moveBefore(firstUse);
     // A bf16/f16 layer_norm computes in f32 in the body like every narrow op, so its scale and
     // bias come in as f32: the cast folds for constants (weights), else it is a step before.
     llvm::DenseMap<Value, Value> wideInputs;
@@ -203,6 +196,33 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     for (auto [narrow, wide] : wideInputs) // a weight whose f32 copy replaced it
       if (auto constant = narrow.getDefiningOp<ConstantOp>(); constant && constant->use_empty())
         constant->erase();
+  }
+
+  /// Where a group of `members` giving every value read outside it (`results`, in block order)
+  /// goes: right before the first op reading a result, when every value a member reads outside
+  /// the group is defined before that or is a constant (moved up). Null when there is no such
+  /// place or no result.
+  static Operation *placeResults(const llvm::SetVector<Operation *> &members, llvm::SmallVector<Value> &results) {
+    llvm::SmallVector<Operation *> ordered = inBlockOrder(members);
+    Operation *firstUse = nullptr;
+    for (Operation *member : ordered)
+      for (Operation *user : member->getUsers())
+        if (!members.contains(user)) {
+          if (results.empty() || results.back() != member->getResult(0))
+            results.push_back(member->getResult(0));
+          if (!firstUse || user->isBeforeInBlock(firstUse))
+            firstUse = user;
+        }
+    if (results.empty())
+      return nullptr;
+    llvm::SetVector<Value> inputs = groupInputs(ordered, members);
+    for (Value input : inputs)
+      if (Operation *def = input.getDefiningOp(); def && !def->isBeforeInBlock(firstUse) && !llvm::isa<ConstantOp>(def))
+        return nullptr;
+    for (Value input : inputs)
+      if (Operation *def = input.getDefiningOp(); def && !def->isBeforeInBlock(firstUse))
+        def->moveBefore(firstUse);
+    return firstUse;
   }
 
   /// The ops after `norm` its kernel can compute per element of the result: elementwise ops of
@@ -263,6 +283,24 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
 
   static bool isFp8Element(Type element) { return llvm::isa<mlir::Float8E4M3FNType>(element); }
   static bool isInt8Element(Type element) { return element.isSignlessInteger(8) || element.isSignedInteger(8); }
+
+  /// One per-tensor, symmetric int8 quantization among several users of `value`; null
+  /// otherwise.
+  static Operation *sideQuantizationOf(Value value) {
+    if (value.hasOneUse())
+      return nullptr;
+    Operation *found = nullptr;
+    for (Operation *user : value.getUsers())
+      if (auto quantize = llvm::dyn_cast<QuantizeOp>(user); quantize && quantize.getInput() == value &&
+                                                           isPerTensorQuantization(quantize) &&
+                                                           isZeroConstant(quantize.getZeroPoint()) &&
+                                                           isInt8Element(elementOf(quantize.getResult()))) {
+        if (found)
+          return nullptr; // two quantizations: leave them to their own kernels
+        found = quantize;
+      }
+    return found;
+  }
 
   /// The single user of `value` when it is a per-tensor, symmetric quantization to an element
   /// type `accepts` (what a library epilogue's output scale computes: cuBLASLt's scaled E4M3 D,

@@ -25,7 +25,7 @@ namespace {
 #if KILN_HAVE_CUDNN_FRONTEND
 
 // Tensor uids in the graph; pointers() maps them to the step's buffers.
-enum Uid : int64_t { kX = 1, kW = 2, kY = 3, kBias = 4, kResidual = 5, kScale = 6, kYScale = 7 };
+enum Uid : int64_t { kX = 1, kW = 2, kY = 3, kBias = 4, kResidual = 5, kScale = 6, kYScale = 7, kYQuantized = 8 };
 
 fe::DataType_t feType(plan::DType type) {
   switch (type) {
@@ -68,7 +68,7 @@ public:
     if (plan_.buffers[s.x].dtype == plan::DType::F32)
       k += s.math == plan::MathMode::StrictF32 ? " math=strict" : " math=tf32";
     if (int8()) {
-      k += " y=" + operandTypeName(plan_, s.y);
+      k += " y=" + operandTypeName(plan_, s.y) + (s.yQuantized ? "+i8" : "");
       for (auto [name, buffer] : {std::pair<const char *, std::optional<uint32_t>>{"bias", s.bias},
                                   {"residual", s.residual}})
         if (buffer)
@@ -144,10 +144,21 @@ public:
     case plan::Activation::Gelu:
       return Status(StatusCode::kInvalidPlan, "a convolution with a gelu epilogue"); // validatePlan refuses it
     }
+    auto output = [&](std::shared_ptr<fe::graph::Tensor_attributes> t, Uid uid, uint32_t buffer) {
+      t->set_output(true).set_uid(uid).set_dim(s.yShape).set_stride(channelsLastStrides(s.yShape)).set_data_type(
+          typeOf(buffer));
+    };
+    if (s.yQuantized) {
+      // Both outputs: the float value (through an identity, so the graph has two output
+      // tensors) and its quantization.
+      output(pointwise(y, fe::PointwiseMode_t::IDENTITY), kY, s.y);
+      y = pointwise(y, fe::PointwiseMode_t::MUL, tensor("y_scale", kYScale, {1, 1, 1, 1}, fe::DataType_t::FLOAT));
+      output(y, kYQuantized, *s.yQuantized);
+      return Status::ok();
+    }
     if (s.yScale)
       y = pointwise(y, fe::PointwiseMode_t::MUL, tensor("y_scale", kYScale, {1, 1, 1, 1}, fe::DataType_t::FLOAT));
-    y->set_output(true).set_uid(kY).set_dim(s.yShape).set_stride(channelsLastStrides(s.yShape)).set_data_type(
-        typeOf(s.y));
+    output(y, kY, s.y);
     return Status::ok();
   }
 
@@ -173,6 +184,8 @@ public:
       pack[kScale] = bufferAddress(plan_, *s.scale, res);
     if (s.yScale)
       pack[kYScale] = bufferAddress(plan_, *s.yScale, res);
+    if (s.yQuantized)
+      pack[kYQuantized] = bufferAddress(plan_, *s.yQuantized, res);
     return pack;
   }
 
@@ -200,7 +213,7 @@ StatusOr<std::unique_ptr<CudnnGraphRunner>> ConvGraph::create(const plan::Plan &
                         "rebuild the runtime, or compile the model with --layout nchw");
 #else
   std::vector<uint32_t> used = {s.x, s.w, s.y};
-  for (const std::optional<uint32_t> &buffer : {s.bias, s.residual, s.scale, s.yScale})
+  for (const std::optional<uint32_t> &buffer : {s.bias, s.residual, s.scale, s.yScale, s.yQuantized})
     if (buffer)
       used.push_back(*buffer);
   for (uint32_t idx : used)

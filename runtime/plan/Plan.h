@@ -260,9 +260,13 @@ struct ConvStep {
   // INT8 (channels-last only): x and w are int8 and their int32 sums are multiplied by `scale`
   // (K f32: x's quantization scale times w's of each output channel) before the bias. y is
   // int8 with `yScale` (one f32, the reciprocal of y's quantization scale: y =
-  // saturate(round(value * yScale)), half to even), or without it a float type.
+  // saturate(round(value * yScale)), half to even), or without it a float type. With
+  // `yQuantized` (int8, y's shape) an INT8 convolution writes both: y as a float type and its
+  // value quantized with yScale (a ResNet block's output: the next residual and the next INT8
+  // convolution's input).
   std::optional<uint32_t> scale;
   std::optional<uint32_t> yScale;
+  std::optional<uint32_t> yQuantized;
 
   template <class Self, class V> static void visitFields(Self &self, V &&v) {
     v("math", self.math);
@@ -285,6 +289,7 @@ struct ConvStep {
     v("residual", bufferRef(self.residual));
     v("scale", bufferRef(self.scale));
     v("yScale", bufferRef(self.yScale));
+    v("yQuantized", bufferRef(self.yQuantized));
   }
   bool operator==(const ConvStep &) const = default;
 };

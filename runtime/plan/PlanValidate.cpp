@@ -346,8 +346,8 @@ private:
     DType x = typeOf(c.x);
     if (x == DType::I8)
       return checkInt8ConvTypes(where, c);
-    if (c.scale || c.yScale)
-      return fail(where + ": scale and yScale go with int8 operands, and x (" + bufferLabel(c.x) + ") is " +
+    if (c.scale || c.yScale || c.yQuantized)
+      return fail(where + ": scale, yScale and yQuantized go with int8 operands, and x (" + bufferLabel(c.x) + ") is " +
                   std::string(dtypeName(x)));
     if (!isLibraryType(x))
       return fail(where + ": x (" + bufferLabel(c.x) + ") is " + std::string(dtypeName(x)) +
@@ -369,7 +369,12 @@ private:
         !checkOperand(where, "scale", *c.scale, mulChecked(c.yShape[1], 4), false))
       return false;
     DType y = typeOf(c.y);
-    if (y == DType::I8) {
+    if (c.yQuantized && (y == DType::I8 || !c.yScale))
+      return fail(where + ": yQuantized goes with a float y and a yScale");
+    if (c.yQuantized && (!checkType(where, "yQuantized", *c.yQuantized, DType::I8, "y quantized is int8") ||
+                         !checkOperand(where, "yQuantized", *c.yQuantized, denseBytes(c.yShape, DType::I8), true)))
+      return false;
+    if (y == DType::I8 || c.yQuantized) {
       if (!c.yScale)
         return fail(where + ": an int8 y needs its yScale (the reciprocal of its quantization scale, one f32)");
       if (!checkType(where, "yScale", *c.yScale, DType::F32, "y's scale is f32") ||
@@ -378,7 +383,8 @@ private:
     } else if (c.yScale) {
       return fail(where + ": yScale goes with an int8 y, and y (" + bufferLabel(c.y) + ") is " +
                   std::string(dtypeName(y)));
-    } else if (!isLibraryType(y)) {
+    }
+    if (y != DType::I8 && !isLibraryType(y)) {
       return fail(where + ": y (" + bufferLabel(c.y) + ") is " + std::string(dtypeName(y)) +
                   "; an int8 convolution writes int8, f32, f16 or bf16");
     }

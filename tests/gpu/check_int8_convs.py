@@ -25,13 +25,19 @@ import plan_cases
 from plan_cases import run
 
 # name, input [N, C, H, W], convs: (name, input, C, K, kernel, stride, bias, relu, residual
-# value or None), and which convs run in int8 with an int8 output. A Tanh comes first, so no
+# value or None), and which convs run in int8 with which outputs: i8, bf16, or both (a value the
+# next conv and the next residual read). The residual add after b and d joins the group of d,
+# the first conv whose epilogue reaches it. A Tanh comes first, so no
 # conv reads the network input (the int8 pipeline keeps such a first layer in bf16).
 CASES = [
     ("bottleneck", (2, 32, 12, 12),
      [("a", "t", 32, 32, 3, 1, True, True, None), ("d", "t", 32, 64, 1, 1, False, False, None),
       ("b", "a", 32, 64, 1, 1, True, True, "d")],
      {"a": "i8", "b": "bf16", "d": "bf16"}),
+    ("two_blocks", (2, 32, 10, 10),
+     [("a", "t", 32, 32, 3, 1, True, True, None), ("d", "t", 32, 64, 1, 1, False, False, None),
+      ("b", "a", 32, 64, 1, 1, True, True, "d"), ("e", "b", 64, 64, 3, 1, True, True, "b")],
+     {"a": "i8", "b": "bf16", "d": "bf16+i8", "e": "bf16"}),
     ("strided", (1, 48, 15, 15), [("s", "t", 48, 32, 3, 2, True, True, None)], {"s": "bf16"}),
     ("odd_channels", (1, 24, 8, 8), [("o", "t", 24, 32, 3, 1, True, False, None)], {}),
 ]
@@ -61,7 +67,7 @@ def make_model(case, rng, path):
             nodes.append(helper.make_node("Identity", [value], [conv], name=f"{conv}_out"))
         sh, sw = sizes[src]
         sizes[conv] = ((sh + 2 * pad - r) // stride + 1, (sw + 2 * pad - r) // stride + 1)
-    last = convs[0][0] if len(convs) == 1 else "b"
+    last = convs[-1][0]
     k = [cv for cv in convs if cv[0] == last][0][3]
     nodes.append(helper.make_node("Identity", [last], ["y"], name="out"))
     graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
@@ -88,8 +94,10 @@ def check_case(kiln, work, case, compile_only):
         # The step of a conv is the one reading its weight (a residual add may join another's).
         step = [line for line in steps if " conv " in line and f" w={conv}:" in line]
         if conv in int8:
-            want = [f"w={conv}:i8[", f"y={conv}:{int8[conv]}[", f"scale={conv}.scale:f32[{k}]",
-                    f"yScale={conv}.y_scale:f32[1]" if int8[conv] == "i8" else "yScale=-"]
+            y = int8[conv].split("+")[0]
+            want = [f"w={conv}:i8[", f"y={conv}:{y}[", f"scale={conv}.scale:f32[{k}]",
+                    f"yScale={conv}.y_scale:f32[1]" if "i8" in int8[conv] else "yScale=-",
+                    f"yQuantized={conv}#quantized:i8[" if "+" in int8[conv] else "yQuantized=-"]
             if not (len(step) == 1 and " x=" in step[0] and step[0].split(" x=")[1].split(" ")[0].split(":")[1].startswith("i8[")):
                 want.append("an int8 x")
         else:

@@ -201,7 +201,7 @@ func.func @norm_group_yields_input(%x: tensor<4x8xf32>, %g: tensor<8xf32>) -> (t
 // -----
 
 func.func @elementwise_group_two_results(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
-  // expected-error @+1 {{a fusion group has one result (a norm group one or more), got 2}}
+  // expected-error @+1 {{a fusion group has one result (a norm group one or more, a conv group one or two), got 2}}
   %r:2 = kiln.fusion_group "elementwise"(%x) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   ^bb0(%a: tensor<4x8xf32>):
     %y = kiln.relu %a : tensor<4x8xf32>

@@ -24,11 +24,16 @@
 // GROUP: kiln.conv
 // GROUP: kiln.relu
 // GROUP: kiln.quantize {{.*}} -> tensor<2x4x4x16xi8>
-// The second conv's result is read twice: it stays bf16, its quantization a step of its own.
-// GROUP: %[[B:.*]] = kiln.fusion_group "conv"({{.*}}) : ({{.*}}tensor<2x4x4x32xi8>{{.*}}) -> tensor<2x4x4x16xbf16>
-// GROUP: kiln.quantize %[[B]]
 // The conv over 8 channels keeps its Q/DQ ops.
 // GROUP: kiln.conv {{.*}} : (tensor<2x4x4x8xbf16>, tensor<16x1x1x8xbf16>)
+// The second conv's result is read twice, by its quantization and as it is: the group gives
+// both, the value and its int8 quantization (one cuDNN graph with two outputs).
+// GROUP: %[[B:.*]]:2 = kiln.fusion_group "conv"({{.*}}) : ({{.*}}tensor<2x4x4x32xi8>{{.*}}) -> (tensor<2x4x4x16xbf16>, tensor<2x4x4x16xi8>)
+// GROUP: %[[V:.*]] = kiln.conv
+// GROUP-DAG: %[[R:.*]] = kiln.cast %[[V]] {{.*}} to tensor<2x4x4x16xbf16>
+// GROUP-DAG: %[[Q:.*]] = kiln.quantize %[[V]]
+// GROUP: kiln.yield %[[R]], %[[Q]]
+// GROUP: return %{{.*}}, %[[B]]#0, %[[B]]#1
 
 func.func @main(%x: tensor<2x4x4x32xbf16>, %y: tensor<2x4x4x8xbf16>)
     -> (tensor<2x4x4x16xi8>, tensor<2x4x4x16xbf16>, tensor<2x4x4x16xi8>, tensor<2x4x4x16xbf16>) {

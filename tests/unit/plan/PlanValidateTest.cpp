@@ -181,7 +181,8 @@ const BreakCase kCases[] = {
 
     // INT8 convolutions: channels last, an int8 weight, their f32 scales.
     {"ConvScaleWithFloats", [](Plan &p) { conv(p, 0).scale = 2; },
-     "step 0 '/conv1/Conv' (kiln.conv): scale and yScale go with int8 operands, and x (buffer 0 'x') is f32"},
+     "step 0 '/conv1/Conv' (kiln.conv): scale, yScale and yQuantized go with int8 operands, and x (buffer 0 'x') is "
+     "f32"},
     {"Int8ConvChannelsFirst", [](Plan &p) { int8Buffers(p, {0}); },
      "step 0 '/conv1/Conv' (kiln.conv): int8 convolutions are channels last"},
     {"Int8ConvWithoutScale",
@@ -197,6 +198,14 @@ const BreakCase kCases[] = {
        conv(p, 0).scale = 2; // conv.b: f32 [4], one per output channel
      },
      "step 0 '/conv1/Conv' (kiln.conv): an int8 y needs its yScale"},
+    {"Int8ConvQuantizedWithoutYScale",
+     [](Plan &p) {
+       int8Buffers(p, {0, 1});
+       conv(p, 0).channelsLast = true;
+       conv(p, 0).scale = 2;
+       conv(p, 0).yQuantized = 4; // relu.y: 1024 bytes, room for the int8 [1,4,8,8]
+     },
+     "step 0 '/conv1/Conv' (kiln.conv): yQuantized goes with a float y and a yScale"},
 
     // Convolution geometry and buffers.
     {"ConvXTooSmall", [](Plan &p) { conv(p, 0).x = 2; },
