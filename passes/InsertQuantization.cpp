@@ -37,12 +37,19 @@ struct Grid {
   double largest;
 };
 
+/// Whether `op` moves its operand 0's values without changing them or adding others beyond 0
+/// (which no symmetric range misses): reshapes and transposes (which passes insert), casts (the
+/// precision pass's, which round them), zero padding (kiln-space-to-depth-convs' channels).
+bool keepsRange(mlir::Operation *op) {
+  if (auto pad = llvm::dyn_cast_or_null<PadOp>(op))
+    return pad.getMode() == "constant" && isZeroConstant(pad.getValue());
+  return mlir::isa_and_nonnull<ReshapeOp, TransposeOp, CastOp>(op);
+}
+
 /// The ONNX value whose range `value` has: an op result's name, or a graph input's
-/// `kiln.name`, looking back through unnamed reshapes and transposes (which passes insert and
-/// which move values without changing them) and casts (the precision pass's, which round them).
+/// `kiln.name`, looking back through unnamed ops that keep the range (keepsRange).
 std::string valueName(Value value) {
-  while (onnxValueName(value).empty() &&
-         mlir::isa_and_nonnull<ReshapeOp, TransposeOp, CastOp>(value.getDefiningOp()))
+  while (onnxValueName(value).empty() && keepsRange(value.getDefiningOp()))
     value = value.getDefiningOp()->getOperand(0);
   if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(value)) {
     auto func = llvm::dyn_cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp());
@@ -54,9 +61,9 @@ std::string valueName(Value value) {
 }
 
 /// Whether `value` is an argument of the function, through the data movement and casts that
-/// do not change which values it holds.
+/// do not change which values it holds (keepsRange).
 bool readsGraphInput(Value value) {
-  while (mlir::isa_and_nonnull<ReshapeOp, TransposeOp, CastOp>(value.getDefiningOp()))
+  while (keepsRange(value.getDefiningOp()))
     value = value.getDefiningOp()->getOperand(0);
   return llvm::isa<mlir::BlockArgument>(value);
 }

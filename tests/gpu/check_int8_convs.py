@@ -27,8 +27,8 @@ from plan_cases import run
 # name, input [N, C, H, W], convs: (name, input, C, K, kernel, stride, bias, relu, residual
 # value or None), and which convs run in int8 with which outputs: i8, bf16, or both (a value the
 # next conv and the next residual read). The residual add after b and d joins the group of d,
-# the first conv whose epilogue reaches it. A Tanh comes first, so no
-# conv reads the network input (the int8 pipeline keeps such a first layer in bf16).
+# the first conv whose epilogue reaches it. A Tanh comes first, as in a network whose first
+# layer computes the convs' input.
 CASES = [
     ("bottleneck", (2, 32, 12, 12),
      [("a", "t", 32, 32, 3, 1, True, True, None), ("d", "t", 32, 64, 1, 1, False, False, None),
