@@ -38,6 +38,8 @@ CASES = [
      [("a", "t", 32, 32, 3, 1, True, True, None), ("d", "t", 32, 64, 1, 1, False, False, None),
       ("b", "a", 32, 64, 1, 1, True, True, "d"), ("e", "b", 64, 64, 3, 1, True, True, "b")],
      {"a": "i8", "b": "bf16", "d": "bf16+i8", "e": "bf16"}),
+    # ResNet-50's stem after kiln-space-to-depth-convs: 5x5 taps over 16 channels.
+    ("stem_5x5_c16", (2, 16, 20, 20), [("s", "t", 16, 64, 5, 1, True, True, None)], {"s": "bf16"}),
     ("strided", (1, 48, 15, 15), [("s", "t", 48, 32, 3, 2, True, True, None)], {"s": "bf16"}),
     ("odd_channels", (1, 24, 8, 8), [("o", "t", 24, 32, 3, 1, True, False, None)], {}),
 ]
