@@ -58,6 +58,10 @@ llvm::Expected<PrecisionOverride> parsePrecisionOverride(llvm::StringRef text) {
   return PrecisionOverride{target.str(), *precision};
 }
 
+std::string planPrecisionName(const PipelineOptions &options) {
+  return options.quantization ? options.quantization->type : precisionName(options.precision).str();
+}
+
 void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &options) {
   mlir::OpPassManager &func = pm.nest<mlir::func::FuncOp>();
   // BatchNorms fold into their convs on the fp32 weights, before the precision policy rounds

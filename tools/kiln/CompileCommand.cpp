@@ -158,9 +158,7 @@ public:
     options.math = pipelineOptions.precision == Precision::FP32 || pipelineOptions.strictFp32
                        ? plan::MathMode::StrictF32
                        : plan::MathMode::TF32;
-    options.precision = precisionName(pipelineOptions.precision).str();
-    if (pipelineOptions.quantization)
-      options.precision = pipelineOptions.quantization->type;
+    options.precision = planPrecisionName(pipelineOptions);
     if (options.progress)
       options.progress("optimizing for " + options.precision);
     if (mlir::failed(pipeline.runPasses(

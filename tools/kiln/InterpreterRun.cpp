@@ -83,7 +83,7 @@ llvm::Expected<llvm::SmallVector<interp::Tensor>> evaluateIntoDump(mlir::func::F
     return outputs.takeError();
   std::map<std::string, std::string> metadata{
       {"compiler", KILN_VERSION},
-      {"precision", precisionName(options.precision).str()},
+      {"precision", planPrecisionName(options)},
       {"strict_fp32", options.strictFp32 ? "yes" : "no"},
       {"fusion", options.fuse ? "yes" : "no"},
       {"fused_attention", options.fuseAttention ? "yes" : "no"},
@@ -91,7 +91,9 @@ llvm::Expected<llvm::SmallVector<interp::Tensor>> evaluateIntoDump(mlir::func::F
       {"layout", layoutName(options.layout).str()}};
   if (std::vector<std::string> overrides = precisionOverrideList(options); !overrides.empty())
     metadata["precision_overrides"] = llvm::join(overrides, ",");
-  auto written = writer->finish("interpreter", modelPath, precisionName(options.precision), metadata);
+  if (options.quantization)
+    metadata["calibration"] = options.quantization->calibrationFile;
+  auto written = writer->finish("interpreter", modelPath, planPrecisionName(options), metadata);
   if (!written)
     return written.takeError();
   count = *written;

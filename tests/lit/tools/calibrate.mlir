@@ -9,6 +9,9 @@
 // RUN: kiln calibrate %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --calibration %t/in -o %t/again.json --quiet --method minmax
 // RUN: %python -c "import json, sys; a, b = (json.load(open(p)) for p in sys.argv[1:]); assert b.pop('method') == 'minmax' and a.pop('method') == 'entropy' and a == b" %t/c.json %t/again.json
 // RUN: kiln calibrate %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --calibration %t/in -o %t/third.json --quiet && cmp %t/c.json %t/third.json
+// The file drives an int8 evaluation; its value dump says so (kiln compare shows it).
+// RUN: kiln eval %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --input image=%t/in/a/image.npy --precision int8 --calibration %t/c.json --dump %t/dump-8 > /dev/null
+// RUN: kiln compare %t/dump-a %t/dump-8 | FileCheck %s --check-prefix=COMPARE
 
 // Usage errors exit with 2 and say what to give.
 // RUN: %python %S/Inputs/exit_status.py 2 kiln calibrate %S/../../../examples/tiny_cnn.onnx -o %t/x.json 2>&1 | FileCheck %s --check-prefix=NO-DIR
@@ -22,6 +25,8 @@
 
 // CHECK: kiln calibrate: evaluating 2 calibration input(s)
 // CHECK: kiln calibrate: wrote {{.*}}c.json: 10 values, 3 weights, 2 input(s)
+// COMPARE: calibration: - -> {{.*}}c.json
+// COMPARE: precision: fp32 -> int8
 // NO-DIR: no calibration inputs given (--calibration DIR)
 // NO-OUT: no output given (-o calib.json)
 // PERCENT: --percentile 0 is not above 0 and at most 100
