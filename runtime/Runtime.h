@@ -80,6 +80,7 @@ struct DevicePeaks {
   double fp32Tflops = 0; // CUDA cores
   double tf32Tflops = 0; // tensor cores, dense
   double halfTflops = 0; // bf16/fp16 tensor cores, dense, fp32 accumulation
+  double eightBitTflops = 0; // int8/fp8 tensor cores, dense
 };
 
 /// What the engine load did with its conv/gemm problems (distinct problems, not steps).

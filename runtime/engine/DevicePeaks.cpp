@@ -9,15 +9,16 @@ namespace kiln::runtime {
 namespace {
 
 /// Dense FLOPs per clock per SM (a multiply-add is two) with fp32 accumulation: CUDA-core
-/// fp32, TF32 tensor cores, bf16/fp16 tensor cores. From NVIDIA's architecture whitepapers:
-/// A100 19.5/156/312 TFLOP/s at 108 SMs x 1.41 GHz; H100 SXM 67/495/989 at 132 SMs x 1.83 GHz.
+/// fp32, TF32 tensor cores, bf16/fp16 tensor cores, 8-bit tensor cores (int8; Hopper's fp8 at
+/// the same rate). From NVIDIA's architecture whitepapers: A100 19.5/156/312/624 TFLOP/s at
+/// 108 SMs x 1.41 GHz; H100 SXM 67/495/989/1979 at 132 SMs x 1.83 GHz.
 struct FlopsPerClock {
   int computeCapability;
-  double fp32, tf32, half;
+  double fp32, tf32, half, eight;
 };
 constexpr FlopsPerClock kFlopsPerClock[] = {
-    {80, 128, 1024, 2048},  // A100
-    {90, 256, 2048, 4096},  // H100, H200
+    {80, 128, 1024, 2048, 4096}, // A100
+    {90, 256, 2048, 4096, 8192}, // H100, H200
 };
 
 } // namespace
@@ -35,6 +36,7 @@ DevicePeaks peaksFor(const DeviceFacts &facts) {
     peaks.fp32Tflops = row.fp32 * clocksPerSecond / 1e12;
     peaks.tf32Tflops = row.tf32 * clocksPerSecond / 1e12;
     peaks.halfTflops = row.half * clocksPerSecond / 1e12;
+    peaks.eightBitTflops = row.eight * clocksPerSecond / 1e12;
   }
   return peaks;
 }

@@ -22,6 +22,8 @@ double product(const std::vector<int64_t> &dims, size_t from = 0) {
 MathClass mathOf(DType operand, MathMode mode) {
   if (operand == DType::F16 || operand == DType::BF16)
     return MathClass::Half;
+  if (operand == DType::I8 || operand == DType::F8E4M3FN)
+    return MathClass::Eight;
   return mode == MathMode::TF32 ? MathClass::Tf32 : MathClass::Fp32;
 }
 
@@ -43,6 +45,7 @@ std::string_view mathClassName(MathClass math) {
   case MathClass::Fp32: return "fp32";
   case MathClass::Tf32: return "tf32";
   case MathClass::Half: return "half";
+  case MathClass::Eight: return "8-bit";
   }
   return "none";
 }

@@ -23,9 +23,10 @@ enum class MathClass : uint8_t {
   Fp32,     // IEEE fp32 on CUDA cores (strict fp32 convs and gemms)
   Tf32,     // TF32 tensor cores (f32 operands, MathMode::TF32)
   Half,     // bf16/fp16 tensor cores with fp32 accumulation
+  Eight,    // int8/fp8 tensor cores (int32 or fp32 accumulation)
 };
-inline constexpr int kMathClassCount = 4;
-/// "none", "fp32", "tf32", "half".
+inline constexpr int kMathClassCount = 5;
+/// "none", "fp32", "tf32", "half", "8-bit".
 std::string_view mathClassName(MathClass math);
 
 struct StepWork {

@@ -67,6 +67,7 @@ struct StepRow {
 double peakFor(const DevicePeaks &peaks, plan::MathClass math) {
   switch (math) {
   case plan::MathClass::Half: return peaks.halfTflops;
+  case plan::MathClass::Eight: return peaks.eightBitTflops;
   case plan::MathClass::Tf32: return peaks.tf32Tflops;
   case plan::MathClass::Fp32: return peaks.fp32Tflops;
   case plan::MathClass::None: return 0;
@@ -231,8 +232,8 @@ void ProfileCommand::printText(const std::string &planPath, const DevicePeaks &p
   os << "profile " << planPath << "\n";
   os << llvm::format("  device: %d SMs at %.2f GHz; peaks: ", peaks.smCount, peaks.smClockGHz);
   if (peaks.halfTflops > 0)
-    os << llvm::format("bf16/fp16 %.0f, tf32 %.0f, fp32 %.0f TFLOP/s; ", peaks.halfTflops, peaks.tf32Tflops,
-                       peaks.fp32Tflops);
+    os << llvm::format("int8/fp8 %.0f, bf16/fp16 %.0f, tf32 %.0f, fp32 %.0f TFLOP/s; ", peaks.eightBitTflops,
+                       peaks.halfTflops, peaks.tf32Tflops, peaks.fp32Tflops);
   else
     os << "FLOP peaks unknown for this architecture; ";
   os << llvm::format("DRAM %.0f GB/s\n", peaks.memoryGBs);
@@ -330,6 +331,7 @@ llvm::json::Object ProfileCommand::toJson(const std::string &planPath, const std
                                     {"sm_count", peaks.smCount},
                                     {"sm_clock_ghz", peaks.smClockGHz},
                                     {"memory_gbs", peaks.memoryGBs},
+                                    {"eight_bit_tflops", peaks.eightBitTflops},
                                     {"half_tflops", peaks.halfTflops},
                                     {"tf32_tflops", peaks.tf32Tflops},
                                     {"fp32_tflops", peaks.fp32Tflops}}},

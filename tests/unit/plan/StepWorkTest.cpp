@@ -59,6 +59,7 @@ TEST(StepWork, HalfPrecisionAttentionCountsBothProductsAndHalvesCausal) {
 
 TEST(StepWork, MathClassesHaveNames) {
   EXPECT_EQ(mathClassName(MathClass::Half), "half");
+  EXPECT_EQ(mathClassName(MathClass::Eight), "8-bit");
   EXPECT_EQ(mathClassName(MathClass::Tf32), "tf32");
   EXPECT_EQ(mathClassName(MathClass::Fp32), "fp32");
   EXPECT_EQ(mathClassName(MathClass::None), "none");
