@@ -18,11 +18,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import plan_cases
-from plan_cases import run
 
 # name, rows (input shape without the feature axis), layers: (K, N, bias, relu, residual), and
 # whether a tanh comes first: without it the first layer reads the network input and stays
@@ -59,9 +57,7 @@ def make_model(case, rng, path):
     nodes.append(helper.make_node("Identity", [x], ["y"], name="out"))
     graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [*rows, layers[0][0]])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [*rows, width])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, path)
+    plan_cases.save_model(graph, path)
 
 
 def check_case(kiln, work, case, compile_only):
@@ -70,14 +66,9 @@ def check_case(kiln, work, case, compile_only):
     model = os.path.join(work, name + ".onnx")
     make_model(case, rng, model)
     shape = (*rows, layers[0][0])
-    table, problem = plan_cases.calibrate(kiln, work, name, model, shape, rng)
+    plan, table, remarks, steps, problem = plan_cases.compile_8bit(kiln, work, name, model, shape, rng, "fp8")
     if problem:
         return problem
-    plan = os.path.join(work, name + ".kiln")
-    proc = run([kiln, "compile", model, "-o", plan, "--precision", "fp8", "--calibration", table])
-    if proc.returncode:
-        return "compile: " + proc.stderr.strip()
-    steps = [line for line in run([kiln, "inspect", plan]).stdout.splitlines() if line.startswith("step ")]
     gemms = [line for line in steps if " gemm " in line]
     def is_fp8(i):
         return layers[i][0] % 16 == 0 and layers[i][1] % 16 == 0 and (i > 0 or leading)
@@ -93,8 +84,8 @@ def check_case(kiln, work, case, compile_only):
             return f"fc{i} (K={k}, N={n}) should be one {'FP8' if fp8 else 'bf16'} gemm step:\n" + "\n".join(steps)
         why = ("not quantized: it reads the network input" if i == 0 and not leading else
                f"node 'fc{i}' (MatMul): not quantized, stays bf16: K = {k} or N = {n}")
-        if not fp8 and why not in proc.stderr:
-            return f"no remark says why fc{i} stays bf16 ({why}):\n{proc.stderr}"
+        if not fp8 and why not in remarks:
+            return f"no remark says why fc{i} stays bf16 ({why}):\n{remarks}"
     if compile_only:
         return None
     x = rng.standard_normal(shape).astype(np.float32)  # held out: not a calibration input

@@ -18,11 +18,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import plan_cases
-from plan_cases import run
 
 # name, input [N, C, H, W], convs: (name, input, C, K, kernel, stride, bias, relu, residual
 # value or None), and which convs run in int8 with which outputs: i8, bf16, or both (a value the
@@ -74,9 +72,7 @@ def make_model(case, rng, path):
     nodes.append(helper.make_node("Identity", [last], ["y"], name="out"))
     graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, k, *sizes[last]])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, path)
+    plan_cases.save_model(graph, path)
 
 
 def check_case(kiln, work, case, compile_only):
@@ -84,14 +80,9 @@ def check_case(kiln, work, case, compile_only):
     rng = np.random.default_rng(len(name))
     model = os.path.join(work, name + ".onnx")
     make_model(case, rng, model)
-    table, problem = plan_cases.calibrate(kiln, work, name, model, shape, rng)
+    plan, table, remarks, steps, problem = plan_cases.compile_8bit(kiln, work, name, model, shape, rng, "int8")
     if problem:
         return problem
-    plan = os.path.join(work, name + ".kiln")
-    proc = run([kiln, "compile", model, "-o", plan, "--precision", "int8", "--calibration", table])
-    if proc.returncode:
-        return "compile: " + proc.stderr.strip()
-    steps = [line for line in run([kiln, "inspect", plan]).stdout.splitlines() if line.startswith("step ")]
     for conv, _src, ci, k, *_rest in convs:
         # The step of a conv is the one reading its weight (a residual add may join another's).
         step = [line for line in steps if " conv " in line and f" w={conv}:" in line]
@@ -107,8 +98,8 @@ def check_case(kiln, work, case, compile_only):
         if len(step) != 1 or not all(w in step[0] for w in want):
             return f"conv {conv} should be one {'INT8' if conv in int8 else 'bf16'} conv step with {want}:\n" + \
                 "\n".join(steps)
-        if conv not in int8 and f"node '{conv}' (Conv): not quantized, stays bf16" not in proc.stderr:
-            return f"no remark says why {conv} stays bf16:\n{proc.stderr}"
+        if conv not in int8 and f"node '{conv}' (Conv): not quantized, stays bf16" not in remarks:
+            return f"no remark says why {conv} stays bf16:\n{remarks}"
     if compile_only:
         return None
     x = rng.standard_normal(shape).astype(np.float32)  # held out: not a calibration input

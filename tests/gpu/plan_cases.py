@@ -41,6 +41,29 @@ def gpu_and_interpreter(kiln, work, name, plan, module, precision, inputs, outpu
     return np.load(os.path.join(gpu_out, output + ".npy")), np.load(os.path.join(ref_out, output + ".npy"))
 
 
+def save_model(graph, path):
+    """An ONNX graph written as a model of opset 17 (IR version 8, what onnxruntime reads)."""
+    import onnx
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def compile_8bit(kiln, work, name, model, shape, rng, precision):
+    """The model calibrated (calibrate) and compiled at `precision` (fp8, int8): (plan, calibration
+    file, the compile's stderr with its remarks, the plan's step lines, None), or a tuple whose
+    last item says what failed."""
+    table, problem = calibrate(kiln, work, name, model, shape, rng)
+    if problem:
+        return None, None, None, None, problem
+    plan = os.path.join(work, name + ".kiln")
+    proc = run([kiln, "compile", model, "-o", plan, "--precision", precision, "--calibration", table])
+    if proc.returncode:
+        return None, None, None, None, "compile: " + proc.stderr.strip()
+    steps = [line for line in run([kiln, "inspect", plan]).stdout.splitlines() if line.startswith("step ")]
+    return plan, table, proc.stderr, steps, None
+
+
 def calibrate(kiln, work, name, model, shape, rng):
     """`kiln calibrate` of the model over 4 random normal inputs `x` of `shape`: (the calibration
     file, None), or (None, what failed)."""
