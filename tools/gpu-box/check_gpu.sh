@@ -3,7 +3,7 @@
 # binaries, every in-scope ONNX node test compiled and run on the GPU, generated kernels at odd
 # sizes against the interpreter, the suite benchmark and the torchvision accuracy sweep. Logs go
 # to $OUT (or /tmp/kiln-gpu-out): one log and one JSON per script, since few files come back.
-#   tools/gpu-box/check_gpu.sh [--tests] [--nodes] [--kernels] [--half] [--attention] [--conv] [--accuracy <accuracy_torchvision.py args>]
+#   tools/gpu-box/check_gpu.sh [--tests] [--nodes] [--kernels] [--half] [--attention] [--conv] [--8bit] [--accuracy <accuracy_torchvision.py args>]
 #                              [--bench <gpu_suite.py args>]
 # --accuracy and --bench take the arguments that follow them, up to the other one of the two;
 # both may be given, and run in the order given, e.g.
@@ -50,6 +50,12 @@ while [ $# -gt 0 ]; do
     --conv)
       python3 tests/gpu/check_conv_graphs.py --kiln "$STAGE/kiln" > "$OUT/conv-graphs.log" 2>&1 || status=1
       tail -n 20 "$OUT/conv-graphs.log" ;;
+    --8bit)
+      # FP8 linear layers and INT8 convolutions against the interpreter.
+      for check in fp8_gemms int8_convs; do
+        python3 tests/gpu/check_$check.py --kiln "$STAGE/kiln" > "$OUT/$check.log" 2>&1 || status=1
+        tail -n 12 "$OUT/$check.log"
+      done ;;
     --bench|--accuracy)
       which=$1
       shift
