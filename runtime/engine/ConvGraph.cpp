@@ -189,7 +189,10 @@ public:
     return pack;
   }
 
-  std::string remedy() const override { return "compile the model with --layout nchw"; }
+  std::string remedy() const override {
+    return int8() ? "compile the model with --precision bf16 (this INT8 convolution has no cuDNN engine here)"
+                  : "compile the model with --layout nchw";
+  }
 
 private:
   bool int8() const { return plan_.buffers[step_.x].dtype == plan::DType::I8; }
