@@ -1,7 +1,8 @@
 //===- FormFusionGroups.cpp - elementwise chains into kiln.fusion_group ----===//
 //
 // Channels-last convolutions take the epilogue a cuDNN graph runs with them (bias, residual,
-// one activation) into a `conv` group. Linear layers first: each kiln.matmul of a 2-d weight takes the epilogue a cuBLASLt matmul
+// one activation) into a `conv` group; an INT8 one also its dequantizations and its result's
+// quantization (the group's only result, or a second one beside the value). Linear layers first: each kiln.matmul of a 2-d weight takes the epilogue a cuBLASLt matmul
 // can run (bias row, residual, ReLU or tanh GELU) into a `gemm` group. With `approximate-gelu`
 // (bf16 plans), an erf GELU after a bf16 linear layer, as the exporters decompose it
 // (x * 0.5 * (1 + erf(x / sqrt 2)), in any association), becomes a tanh GELU so the epilogue

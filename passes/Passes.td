@@ -127,7 +127,7 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
 }
 
 def FoldQuantization : Pass<"kiln-fold-quantization", "mlir::func::FuncOp"> {
-  let summary = "8-bit weights quantized at compile time, FP8 linear layers in the form cuBLASLt runs";
+  let summary = "8-bit weights quantized at compile time, FP8 linear layers and INT8 convs in their libraries' forms";
   let description = [{
     Runs after kiln-insert-quantization (or on an imported QDQ model) and before
     kiln-form-fusion-groups. A kiln.quantize of a constant (a weight) becomes the 8-bit
@@ -142,11 +142,18 @@ def FoldQuantization : Pass<"kiln-fold-quantization", "mlir::func::FuncOp"> {
     a zero point not 0) keeps its Q/DQ ops, evaluated as they are (fake quantization), with a
     remark saying why; with `drop-unfoldable` (kiln compile's fp8 plans) such a matmul whose
     operands were quantized from unquantized values reads those again instead (a fake-quantized
-    GEMM is slower than the unquantized one and less accurate).
+    GEMM is slower than the unquantized one and less accurate). A kiln.conv of two dequantized
+    int8 operands that cuDNN's INT8 convolutions run (whyNoInt8Conv: zero points 0, the input
+    per tensor, a constant weight per tensor or per output channel, channels last, one group,
+    C and K multiples of 16) gets a kiln.dequantize of its input of its own, for its `conv`
+    group to take; the others are remarked or, with `drop-unfoldable`, read their unquantized
+    operands again. Last, a per-tensor quantization with zero point 0 moves above the reshapes,
+    transposes, zero paddings and max pools that only it reads (exact: quantization keeps order
+    and maps 0 to 0), so those move 8-bit values and the quantize joins what computes theirs.
   }];
   let options = [
     Option<"dropUnfoldable", "drop-unfoldable", "bool", /*default=*/"false",
-           "Matmuls no 8-bit GEMM runs read their unquantized operands again">,
+           "Matmuls and convs no 8-bit kernel runs read their unquantized operands again">,
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
@@ -213,7 +220,15 @@ def FormFusionGroups : Pass<"kiln-form-fusion-groups", "mlir::func::FuncOp"> {
     ReLU or tanh GELU into a `gemm` group (one cuBLASLt call with that epilogue). With
     `approximate-gelu`, an erf GELU after a bf16 linear layer (the exporters' decomposition)
     becomes a tanh GELU in that epilogue, reported in one remark; the two differ by at most
-    4.7e-4, within bf16's rounding of the result.
+    4.7e-4, within bf16's rounding of the result. An FP8 linear layer also takes its operands'
+    dequantizations and, when it is the result's only reader, the next layer's quantization.
+
+    Channels-last convolutions absorb their bias, residual and one activation into a `conv`
+    group (one cuDNN graph); an INT8 one also its operands' dequantizations and the next INT8
+    conv's quantization, as its only result when that is the value's only reader, or as a
+    second result beside the value when other steps read it too. Layer norms form `norm`
+    groups with the elementwise ops computing their input and the conversions of their result
+    whose elementwise readers they take.
   }];
   let options = [
     Option<"approximateGelu", "approximate-gelu", "bool", /*default=*/"false",
