@@ -323,8 +323,8 @@ def bench_one(opts, name, batch, device):
         eight_bit = [p for p in opts.precisions if p in ("fp8", "int8")]
         if eight_bit:
             table = calibrate(opts, name, batch, tag, onnx_path, feeds, rows, eight_bit)
-            for p in eight_bit if table else []:
-                precision_args[p] = ["--calibration", table]
+            if table:
+                precision_args.update({p: ["--calibration", table] for p in eight_bit})
         compile_job = km.ParallelCompile(opts.kiln, onnx_path, plans, opts.step_timeout,
                                          shlex.split(opts.compile_args), precision_args).start()
     log("   onnxruntime reference" + (" (kiln compiles meanwhile)" if compile_job else ""))

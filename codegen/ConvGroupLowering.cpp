@@ -23,12 +23,9 @@
 #include "codegen/OpDescription.h"
 #include "codegen/PlanBuilderImpl.h"
 
-#include "ir/Interpreter/Tensor.h"
 #include "ir/KilnOps.h"
 
 #include "mlir/IR/Matchers.h"
-
-#include <cstring>
 
 namespace kiln::codegen {
 
@@ -46,29 +43,6 @@ std::optional<float> scalarBound(mlir::Value value) {
   llvm::APFloat bound = *floats->begin();
   bound.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &lost);
   return bound.convertToFloat();
-}
-
-/// The float values of the constant group input `value` (or its widening cast) is.
-llvm::Expected<std::vector<double>> groupConstantFloats(FusionGroupOp group, mlir::Value value) {
-  auto index = groupInputOf(group, value);
-  if (!index)
-    return index.takeError();
-  auto constant = group.getInputs()[*index].getDefiningOp<ConstantOp>();
-  if (!constant)
-    return opError(group, "an INT8 convolution's scales must be constants");
-  auto values = interp::fromAttr(constant.getValue());
-  if (!values)
-    return values.takeError();
-  if (!values->isFloat())
-    return opError(group, "an INT8 convolution's scales must be floats");
-  return values->f;
-}
-
-/// One f32 weight buffer's bytes.
-std::vector<uint8_t> floatBytes(const std::vector<float> &values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(float));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
 }
 
 } // namespace
@@ -192,16 +166,9 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
   lowering->step.activationAlpha = alpha;
   lowering->step.activationBeta = beta;
   if (operands.int8) {
-    TensorDesc scales;
-    scales.dtype = DType::F32;
-    scales.shape = {static_cast<int64_t>(channelScales.size())};
-    lowering->step.scale = newWeightBuffer(lowering->name + ".scale", scales, floatBytes(channelScales));
-    if (yScale) {
-      TensorDesc one;
-      one.dtype = DType::F32;
-      one.shape = {1};
-      lowering->step.yScale = newWeightBuffer(lowering->name + ".y_scale", one, floatBytes({*yScale}));
-    }
+    lowering->step.scale = newF32Weights(lowering->name + ".scale", channelScales);
+    if (yScale)
+      lowering->step.yScale = newF32Weights(lowering->name + ".y_scale", {*yScale});
     // Two results: the value and its quantization, both written by the graph.
     if (group.getNumResults() == 2) {
       auto quantized = describeValue(group.getResult(1));

@@ -16,8 +16,6 @@
 #include "ir/Interpreter/Tensor.h"
 #include "ir/KilnOps.h"
 
-#include <cstring>
-
 namespace kiln::codegen {
 
 llvm::Expected<unsigned> groupInputOf(FusionGroupOp group, mlir::Value value) {
@@ -30,24 +28,34 @@ llvm::Expected<unsigned> groupInputOf(FusionGroupOp group, mlir::Value value) {
                             " group's library call or epilogue reads a value computed inside the group");
 }
 
-/// The value of the one-element constant a group input `value` (or its widening cast) is.
-llvm::Expected<double> groupConstantScalar(FusionGroupOp group, mlir::Value value) {
+llvm::Expected<std::vector<double>> groupConstantFloats(FusionGroupOp group, mlir::Value value) {
   auto index = groupInputOf(group, value);
   if (!index)
     return index.takeError();
-  auto wrong = [&] {
-    return opError(group, "an 8-bit GEMM's scale must be one constant (per tensor); recompile with per-tensor scales");
-  };
   auto constant = group.getInputs()[*index].getDefiningOp<ConstantOp>();
-  if (!constant)
-    return wrong();
-  auto values = interp::fromAttr(constant.getValue());
+  auto values = constant ? interp::fromAttr(constant.getValue())
+                         : llvm::Expected<interp::Tensor>(opError(group, "an 8-bit layer's scale must be a constant"));
   if (!values)
     return values.takeError();
-  if (!values->isFloat() || values->size() != 1)
-    return wrong();
-  return values->f.front();
+  if (!values->isFloat())
+    return opError(group, "an 8-bit layer's scale must be a float constant");
+  return values->f;
 }
+
+namespace {
+
+/// The value of the one-element constant a group input `value` (or its widening cast) is.
+llvm::Expected<double> groupConstantScalar(FusionGroupOp group, mlir::Value value) {
+  auto values = groupConstantFloats(group, value);
+  if (!values || values->size() != 1) {
+    if (!values)
+      llvm::consumeError(values.takeError());
+    return opError(group, "an 8-bit GEMM's scale must be one constant (per tensor); recompile with per-tensor scales");
+  }
+  return values->front();
+}
+
+} // namespace
 
 llvm::Error PlanBuilderImpl::lowerGemmGroup(mlir::Operation *operation) {
   auto group = llvm::cast<FusionGroupOp>(operation);
@@ -159,13 +167,7 @@ llvm::Error PlanBuilderImpl::lowerGemmGroup(mlir::Operation *operation) {
       auto scale = groupConstantScalar(group, quantize.getScale());
       if (!scale)
         return scale.takeError();
-      float reciprocal = static_cast<float>(1.0 / *scale);
-      uint8_t bytes[sizeof(float)];
-      std::memcpy(bytes, &reciprocal, sizeof(float));
-      TensorDesc scalar;
-      scalar.dtype = DType::F32;
-      scalar.shape = {1};
-      step.scaleD = newWeightBuffer(name + ".scale_d", scalar, bytes);
+      step.scaleD = newF32Weights(name + ".scale_d", {static_cast<float>(1.0 / *scale)});
       current = quantize.getResult();
     }
   }

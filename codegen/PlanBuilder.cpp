@@ -122,6 +122,15 @@ uint32_t PlanBuilderImpl::newWeightBuffer(const std::string &name, const TensorD
   return static_cast<uint32_t>(plan_.buffers.size() - 1);
 }
 
+uint32_t PlanBuilderImpl::newF32Weights(const std::string &name, llvm::ArrayRef<float> values) {
+  TensorDesc type;
+  type.dtype = DType::F32;
+  type.shape = {static_cast<int64_t>(values.size())};
+  std::vector<uint8_t> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size()); // little-endian host, as the plan
+  return newWeightBuffer(name, type, bytes);
+}
+
 //===-- Generated kernels -------------------------------------------------===//
 
 llvm::Error PlanBuilderImpl::emitKernelOp(mlir::Operation *source, const OpDesc &desc,

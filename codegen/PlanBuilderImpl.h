@@ -31,6 +31,10 @@ std::optional<std::string> gemmTypeProblem(DType a, DType b, DType result, std::
 /// cast; an error naming the group when the body computed it.
 llvm::Expected<unsigned> groupInputOf(FusionGroupOp group, mlir::Value value);
 
+/// The values of the float constant a group input `value` (or its widening cast) is: an 8-bit
+/// layer's scales.
+llvm::Expected<std::vector<double>> groupConstantFloats(FusionGroupOp group, mlir::Value value);
+
 class PlanBuilderImpl {
 public:
   explicit PlanBuilderImpl(const CompileOptions &options) : options_(options) {}
@@ -43,6 +47,8 @@ public:
   llvm::Expected<uint32_t> bufferFor(mlir::Value value);
   /// A weights buffer of `type` holding `bytes` (a constant codegen computes itself).
   uint32_t newWeightBuffer(const std::string &name, const TensorDesc &type, llvm::ArrayRef<uint8_t> bytes);
+  /// A 1-d f32 weights buffer of `values` (an 8-bit step's scales).
+  uint32_t newF32Weights(const std::string &name, llvm::ArrayRef<float> values);
   /// A fresh arena tensor of `type` (its own storage). Every plan buffer records the element
   /// type and shape it holds; steps take their operands' types from their buffers.
   uint32_t newArenaBuffer(const std::string &name, const TensorDesc &type);

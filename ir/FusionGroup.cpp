@@ -93,6 +93,15 @@ LogicalResult verifyGemmBody(FusionGroupOp group) {
 /// its consumer's per-tensor quantization (cuDNN's scaled int8 output).
 LogicalResult verifyConvBody(FusionGroupOp group) {
   Block &block = group.getBody().front();
+  Operation *terminator = block.getTerminator();
+  // The quantize of the result: the group's only result, or (an INT8 convolution whose value
+  // other steps read too) its second one, of the first (which may be the value's rounding to
+  // its type, a cast).
+  auto quantizesFirst = [&](Operation &quantize) {
+    Value first = terminator->getOperand(0);
+    auto rounding = first.getDefiningOp<CastOp>();
+    return quantize.getOperand(0) == first || (rounding && quantize.getOperand(0) == rounding.getInput());
+  };
   Operation *conv = nullptr;
   for (Operation &op : block.without_terminator()) {
     if (auto dq = llvm::dyn_cast<DequantizeOp>(op); dq && !conv) {
@@ -100,18 +109,9 @@ LogicalResult verifyConvBody(FusionGroupOp group) {
         return op.emitOpError() << "in a conv fusion group must dequantize a group input";
       continue;
     }
-    // The quantize of the result: the group's only result, or (an INT8 convolution whose value
-    // other steps read too) its second one, of the first.
-    // (The first result may be the value's rounding to its type, a cast.)
-    Operation *terminator = block.getTerminator();
-    auto quantizesFirst = [&] {
-      Value first = terminator->getOperand(0);
-      auto rounding = first.getDefiningOp<CastOp>();
-      return op.getOperand(0) == first || (rounding && op.getOperand(0) == rounding.getInput());
-    };
     if (llvm::isa<QuantizeOp>(op) && conv && isPerTensorQuantization(&op) &&
         &op == terminator->getOperands().back().getDefiningOp() &&
-        (terminator->getNumOperands() == 1 || quantizesFirst()))
+        (terminator->getNumOperands() == 1 || quantizesFirst(op)))
       continue;
     if (auto c = llvm::dyn_cast<ConvOp>(op)) {
       if (conv)
@@ -128,7 +128,7 @@ LogicalResult verifyConvBody(FusionGroupOp group) {
   }
   if (!conv)
     return group.emitOpError() << "a conv fusion group holds one kiln.conv";
-  if (group.getNumResults() == 2 && !block.getTerminator()->getOperand(1).getDefiningOp<QuantizeOp>())
+  if (group.getNumResults() == 2 && !terminator->getOperand(1).getDefiningOp<QuantizeOp>())
     return group.emitOpError() << "a conv fusion group's second result is the quantization of its first";
   return success();
 }

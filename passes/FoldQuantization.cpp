@@ -105,42 +105,35 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
   /// the image's cast and quantize in one kernel, gathers and pads int8 (a quarter of the f32
   /// bytes), and its conv writes int8 for the max pool, where a quantize kernel read its bf16.
   void sinkQuantizations(mlir::func::FuncOp func) {
-    for (bool changed = true; changed;) {
-      changed = false;
-      llvm::SmallVector<QuantizeOp> quantizes;
-      func.walk([&](QuantizeOp q) { quantizes.push_back(q); });
-      for (QuantizeOp q : quantizes) {
-        mlir::Operation *move = q.getInput().getDefiningOp();
-        auto pad = llvm::dyn_cast_or_null<PadOp>(move);
-        bool movesOnly = llvm::isa_and_nonnull<ReshapeOp, TransposeOp, MaxPoolOp>(move) ||
-                         (pad && pad.getMode() == "constant" && isZeroConstant(pad.getValue()));
-        if (!movesOnly || !q.getInput().hasOneUse() || !isPerTensorQuantization(q) ||
-            !isZeroConstant(q.getZeroPoint()))
-          continue;
-        mlir::OpBuilder builder(q);
-        mlir::Value source = move->getOperand(0);
-        auto element = tensorType(q.getResult()).getElementType();
-        auto early = QuantizeOp::create(builder, q.getLoc(), tensorType(source).clone(element), source, q.getScale(),
-                                        q.getZeroPoint(), q.getAxisAttr(), q.getSaturateAttr());
-        mlir::Value zero;
-        if (pad) {
-          auto zeroType = mlir::RankedTensorType::get({}, element);
-          mlir::Attribute value = llvm::isa<mlir::FloatType>(element)
-                                      ? mlir::Attribute(builder.getFloatAttr(element, 0.0))
-                                      : mlir::Attribute(builder.getIntegerAttr(element, 0));
-          zero = ConstantOp::create(builder, q.getLoc(), zeroType, mlir::DenseElementsAttr::get(zeroType, value));
-        }
-        mlir::Operation *moved = builder.clone(*move);
-        moved->setOperand(0, early.getResult());
-        moved->getResult(0).setType(q.getResult().getType());
-        moved->removeAttr(kOnnxValuesAttr); // it moves the quantized values, not the ONNX value's
-        if (pad)
-          moved->setOperand(2, zero);
-        q.getResult().replaceAllUsesWith(moved->getResult(0));
-        q->erase();
-        move->erase();
-        changed = true;
+    llvm::SmallVector<QuantizeOp> work;
+    func.walk([&](QuantizeOp q) { work.push_back(q); });
+    while (!work.empty()) {
+      QuantizeOp q = work.pop_back_val();
+      mlir::Operation *move = q.getInput().getDefiningOp();
+      bool pad = isZeroPadding(move);
+      if (!(pad || llvm::isa_and_nonnull<ReshapeOp, TransposeOp, MaxPoolOp>(move)) || !q.getInput().hasOneUse() ||
+          !isPerTensorQuantization(q) || !isZeroConstant(q.getZeroPoint()))
+        continue;
+      mlir::OpBuilder builder(q);
+      mlir::Value source = move->getOperand(0);
+      auto element = tensorType(q.getResult()).getElementType();
+      auto early = QuantizeOp::create(builder, q.getLoc(), tensorType(source).clone(element), source, q.getScale(),
+                                      q.getZeroPoint(), q.getAxisAttr(), q.getSaturateAttr());
+      mlir::Value zero;
+      if (pad) {
+        auto zeroType = mlir::RankedTensorType::get({}, element);
+        zero = ConstantOp::create(builder, q.getLoc(), zeroType, zeros(zeroType));
       }
+      mlir::Operation *moved = builder.clone(*move);
+      moved->setOperand(0, early.getResult());
+      moved->getResult(0).setType(q.getResult().getType());
+      moved->removeAttr(kOnnxValuesAttr); // it moves the quantized values, not the ONNX value's
+      if (pad)
+        moved->setOperand(2, zero);
+      q.getResult().replaceAllUsesWith(moved->getResult(0));
+      q->erase();
+      move->erase();
+      work.push_back(early); // it may move further up
     }
   }
 

@@ -285,6 +285,15 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
   static bool isFp8Element(Type element) { return llvm::isa<mlir::Float8E4M3FNType>(element); }
   static bool isInt8Element(Type element) { return element.isSignlessInteger(8) || element.isSignedInteger(8); }
 
+  /// Whether `op` is a per-tensor, symmetric quantization of `value` to an element type
+  /// `accepts` (what a library epilogue's output scale computes: cuBLASLt's scaled E4M3 D,
+  /// cuDNN's scaled int8 y).
+  static bool isScaledOutput(Operation *op, Value value, bool (*accepts)(Type)) {
+    auto quantize = llvm::dyn_cast<QuantizeOp>(op);
+    return quantize && quantize.getInput() == value && isPerTensorQuantization(quantize) &&
+           isZeroConstant(quantize.getZeroPoint()) && accepts(elementOf(quantize.getResult()));
+  }
+
   /// One per-tensor, symmetric int8 quantization among several users of `value`; null
   /// otherwise.
   static Operation *sideQuantizationOf(Value value) {
@@ -292,28 +301,20 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       return nullptr;
     Operation *found = nullptr;
     for (Operation *user : value.getUsers())
-      if (auto quantize = llvm::dyn_cast<QuantizeOp>(user); quantize && quantize.getInput() == value &&
-                                                           isPerTensorQuantization(quantize) &&
-                                                           isZeroConstant(quantize.getZeroPoint()) &&
-                                                           isInt8Element(elementOf(quantize.getResult()))) {
+      if (isScaledOutput(user, value, isInt8Element)) {
         if (found)
           return nullptr; // two quantizations: leave them to their own kernels
-        found = quantize;
+        found = user;
       }
     return found;
   }
 
-  /// The single user of `value` when it is a per-tensor, symmetric quantization to an element
-  /// type `accepts` (what a library epilogue's output scale computes: cuBLASLt's scaled E4M3 D,
-  /// cuDNN's scaled int8 y); null otherwise.
+  /// The single user of `value` when it is its scaled output (isScaledOutput); null otherwise.
   static Operation *consumerQuantizationOf(Value value, bool (*accepts)(Type)) {
     if (!value.hasOneUse())
       return nullptr;
-    auto quantize = llvm::dyn_cast<QuantizeOp>(*value.getUsers().begin());
-    if (!quantize || !isPerTensorQuantization(quantize) || !isZeroConstant(quantize.getZeroPoint()) ||
-        !accepts(elementOf(quantize.getResult())))
-      return nullptr;
-    return quantize;
+    Operation *user = *value.getUsers().begin();
+    return isScaledOutput(user, value, accepts) ? user : nullptr;
   }
 
   /// The matmul and the ops a cuBLASLt epilogue can take over from it, in order:

@@ -41,9 +41,7 @@ struct Grid {
 /// (which no symmetric range misses): reshapes and transposes (which passes insert), casts (the
 /// precision pass's, which round them), zero padding (kiln-space-to-depth-convs' channels).
 bool keepsRange(mlir::Operation *op) {
-  if (auto pad = llvm::dyn_cast_or_null<PadOp>(op))
-    return pad.getMode() == "constant" && isZeroConstant(pad.getValue());
-  return mlir::isa_and_nonnull<ReshapeOp, TransposeOp, CastOp>(op);
+  return isZeroPadding(op) || mlir::isa_and_nonnull<ReshapeOp, TransposeOp, CastOp>(op);
 }
 
 /// The ONNX value whose range `value` has: an op result's name, or a graph input's
@@ -136,12 +134,8 @@ Value InsertQuantizationPass::quantizeDequantize(mlir::OpBuilder &builder, Value
     scaleValues.push_back(v);
   }
   auto scaleAttr = mlir::DenseElementsAttr::get(scaleType, scaleValues);
-  mlir::Attribute zero = llvm::isa<mlir::FloatType>(grid.element)
-                             ? mlir::Attribute(builder.getFloatAttr(grid.element, 0.0))
-                             : mlir::Attribute(builder.getIntegerAttr(grid.element, 0));
-  auto zeroAttr = mlir::DenseElementsAttr::get(zeroType, zero);
   Value scale = ConstantOp::create(builder, loc, scaleType, scaleAttr);
-  Value zeroPoint = ConstantOp::create(builder, loc, zeroType, zeroAttr);
+  Value zeroPoint = ConstantOp::create(builder, loc, zeroType, zeros(zeroType));
   int64_t paramAxis = perTensor ? 1 : axis;
   auto quantized = QuantizeOp::create(builder, loc, type.clone(grid.element), value, scale, zeroPoint,
                                       builder.getI64IntegerAttr(paramAxis), builder.getBoolAttr(true));

@@ -101,6 +101,18 @@ std::optional<QuantizedConv> matchQuantizedConv(ConvOp conv) {
   return QuantizedConv{input, weight};
 }
 
+bool isZeroPadding(mlir::Operation *op) {
+  auto pad = llvm::dyn_cast_or_null<PadOp>(op);
+  return pad && pad.getMode() == "constant" && isZeroConstant(pad.getValue());
+}
+
+mlir::DenseElementsAttr zeros(mlir::RankedTensorType type) {
+  mlir::Type element = type.getElementType();
+  mlir::Attribute zero = llvm::isa<mlir::FloatType>(element) ? mlir::Attribute(mlir::FloatAttr::get(element, 0.0))
+                                                            : mlir::Attribute(mlir::IntegerAttr::get(element, 0));
+  return mlir::DenseElementsAttr::get(type, zero);
+}
+
 bool isZeroConstant(mlir::Value value) {
   auto constant = value.getDefiningOp<ConstantOp>();
   if (!constant)

@@ -66,6 +66,13 @@ std::optional<QuantizedConv> matchQuantizedConv(ConvOp conv);
 /// Whether `value` is a kiln.constant whose every element is 0 (a symmetric zero point).
 bool isZeroConstant(mlir::Value value);
 
+/// Whether `op` is a kiln.pad adding zeros (constant mode, value 0).
+bool isZeroPadding(mlir::Operation *op);
+
+/// A `type` tensor of zeros (0.0 or 0 as its element type is float or integer): a zero point,
+/// a padding value.
+mlir::DenseElementsAttr zeros(mlir::RankedTensorType type);
+
 } // namespace kiln
 
 #endif // KILN_PASSES_QUANTIZABLEOPS_H

@@ -148,17 +148,16 @@ public:
       t->set_output(true).set_uid(uid).set_dim(s.yShape).set_stride(channelsLastStrides(s.yShape)).set_data_type(
           typeOf(buffer));
     };
-    if (s.yQuantized) {
-      // Both outputs: the float value (through an identity, so the graph has two output
-      // tensors) and its quantization.
+    // With yQuantized, both outputs: the float value (through an identity, so the graph has two
+    // output tensors) and its quantization.
+    if (s.yQuantized)
       output(pointwise(y, fe::PointwiseMode_t::IDENTITY), kY, s.y);
-      y = pointwise(y, fe::PointwiseMode_t::MUL, tensor("y_scale", kYScale, {1, 1, 1, 1}, fe::DataType_t::FLOAT));
-      output(y, kYQuantized, *s.yQuantized);
-      return Status::ok();
-    }
     if (s.yScale)
       y = pointwise(y, fe::PointwiseMode_t::MUL, tensor("y_scale", kYScale, {1, 1, 1, 1}, fe::DataType_t::FLOAT));
-    output(y, kY, s.y);
+    if (s.yQuantized)
+      output(y, kYQuantized, *s.yQuantized);
+    else
+      output(y, kY, s.y);
     return Status::ok();
   }
 

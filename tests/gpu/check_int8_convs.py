@@ -15,6 +15,7 @@ weight layout or a missing epilogue fails. Prints one line per case; exit 1 on a
 77 without a GPU.
 """
 import os
+import re
 import sys
 
 import numpy as np
@@ -91,12 +92,12 @@ def check_case(kiln, work, case, compile_only):
             want = [f"w={conv}:i8[", f"y={conv}:{y}[", f"scale={conv}.scale:f32[{k}]",
                     f"yScale={conv}.y_scale:f32[1]" if "i8" in int8[conv] else "yScale=-",
                     f"yQuantized={conv}#quantized:i8[" if "+" in int8[conv] else "yQuantized=-"]
-            if not (len(step) == 1 and " x=" in step[0] and step[0].split(" x=")[1].split(" ")[0].split(":")[1].startswith("i8[")):
-                want.append("an int8 x")
         else:
             want = [f"w={conv}:bf16[", "scale=- yScale=-"]
-        if len(step) != 1 or not all(w in step[0] for w in want):
-            return f"conv {conv} should be one {'INT8' if conv in int8 else 'bf16'} conv step with {want}:\n" + \
+        int8_x = len(step) == 1 and re.search(r" x=\S*:i8\[", step[0])
+        if len(step) != 1 or not all(w in step[0] for w in want) or (conv in int8) != bool(int8_x):
+            return f"conv {conv} should be one {'INT8' if conv in int8 else 'bf16'} conv step with {want} and " \
+                f"{'an int8' if conv in int8 else 'a bf16'} x:\n" + \
                 "\n".join(steps)
         if conv not in int8 and f"node '{conv}' (Conv): not quantized, stays bf16" not in remarks:
             return f"no remark says why {conv} stays bf16:\n{remarks}"
