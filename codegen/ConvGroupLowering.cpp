@@ -7,12 +7,13 @@
 // does with fp32 intermediates. The body is read back into one ConvStep: each operand is traced
 // to the group input it widens.
 //
+// Any of them may end in the next INT8 convolution's quantization, y = quantize(act(...), s_y),
+// or give both the value and its quantization (the step's `yQuantized`), when other steps read
+// the value too: cuDNN writes int8 as round(value * (1 / s_y)) (`yScale`), saturated.
+//
 // An INT8 convolution (kiln-fold-quantization's form) also holds the dequantizations of its
-// int8 input (one scale) and weight (one scale per output channel) and may end in the next
-// INT8 convolution's quantization:
-//   y = quantize(act(conv(dequantize(x8), dequantize(w8)) + bias + residual), s_y)
-// or give both that value and its quantization (the step's `yQuantized`), when other steps
-// read the value too.
+// int8 input (one scale) and weight (one scale per output channel):
+//   y = act(conv(dequantize(x8), dequantize(w8)) + bias + residual)
 // cuDNN sums int8 products exactly in int32, multiplies each output channel's sum by
 // s_x * s_w[k] (the step's `scale`, computed here in double and rounded once to f32), runs the
 // epilogue in f32 and writes int8 as round(value * (1 / s_y)) (`yScale`), saturated: the
@@ -112,8 +113,8 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
       auto scale = groupConstantFloats(group, quantize.getScale());
       if (!scale)
         return scale.takeError();
-      if (scale->size() != 1 || !operands.int8)
-        return opError(operation, "internal: a conv group ends in one per-tensor quantize, after an INT8 conv");
+      if (scale->size() != 1)
+        return opError(operation, "internal: a conv group ends in one per-tensor quantize");
       yScale = static_cast<float>(1.0 / scale->front());
       current = quantize.getResult();
       continue;
@@ -165,17 +166,16 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
   lowering->step.activation = activation;
   lowering->step.activationAlpha = alpha;
   lowering->step.activationBeta = beta;
-  if (operands.int8) {
+  if (operands.int8)
     lowering->step.scale = newF32Weights(lowering->name + ".scale", channelScales);
-    if (yScale)
-      lowering->step.yScale = newF32Weights(lowering->name + ".y_scale", {*yScale});
-    // Two results: the value and its quantization, both written by the graph.
-    if (group.getNumResults() == 2) {
-      auto quantized = describeValue(group.getResult(1));
-      if (!quantized)
-        return opError(operation, llvm::toString(quantized.takeError()));
-      lowering->step.yQuantized = defineResult(group.getResult(1), lowering->name + "#quantized", *quantized);
-    }
+  if (yScale)
+    lowering->step.yScale = newF32Weights(lowering->name + ".y_scale", {*yScale});
+  // Two results: the value and its quantization, both written by the graph.
+  if (group.getNumResults() == 2) {
+    auto quantized = describeValue(group.getResult(1));
+    if (!quantized)
+      return opError(operation, llvm::toString(quantized.takeError()));
+    lowering->step.yQuantized = defineResult(group.getResult(1), lowering->name + "#quantized", *quantized);
   }
   return finishConvStep(operation, *lowering, conv.getPads(), group.getResult(0));
 }

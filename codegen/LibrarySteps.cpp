@@ -78,7 +78,9 @@ PlanBuilderImpl::beginConvStep(mlir::Operation *operation, const ConvOperands &o
   conv.x = *x;
   conv.w = *w;
   conv.y = *y;
-  bool oneType = w->dtype == x->dtype && y->dtype == x->dtype, floatOthers = true;
+  // A channels-last float convolution may write int8 (its group ends in a quantize: yScale).
+  bool int8Y = y->dtype == DType::I8 && channelsLast;
+  bool oneType = w->dtype == x->dtype && (y->dtype == x->dtype || int8Y), floatOthers = true;
   for (mlir::Value other : {operands.bias, operands.residual})
     if (other) {
       auto desc = describe(other);

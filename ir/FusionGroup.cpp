@@ -89,13 +89,13 @@ LogicalResult verifyGemmBody(FusionGroupOp group) {
 
 /// A conv group: one channels-last 2-d kiln.conv, then only what its cuDNN graph's epilogue
 /// does (bias and residual adds, one activation) and casts. An INT8 convolution also holds the
-/// dequantizations of its input and weight (of group inputs, before the conv) and may end in
+/// dequantizations of its input and weight (of group inputs, before the conv); any may end in
 /// its consumer's per-tensor quantization (cuDNN's scaled int8 output).
 LogicalResult verifyConvBody(FusionGroupOp group) {
   Block &block = group.getBody().front();
   Operation *terminator = block.getTerminator();
-  // The quantize of the result: the group's only result, or (an INT8 convolution whose value
-  // other steps read too) its second one, of the first (which may be the value's rounding to
+  // The quantize of the result: the group's only result, or (a convolution whose value other
+  // steps read too) its second one, of the first (which may be the value's rounding to
   // its type, a cast).
   auto quantizesFirst = [&](Operation &quantize) {
     Value first = terminator->getOperand(0);

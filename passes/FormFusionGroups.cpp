@@ -116,26 +116,28 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
         continue;
       Operation *root = members.back();
       // An INT8 convolution (kiln-fold-quantization's form) takes its operands'
-      // dequantizations, and its result's quantization for the next INT8 convolution when
-      // nothing else reads the result: cuDNN scales the int32 sums and writes int8.
+      // dequantizations.
       if (std::optional<QuantizedConv> quantized = matchQuantizedConv(conv)) {
         members.insert(quantized->input);
         members.insert(quantized->weight);
-        if (Operation *quantize = consumerQuantizationOf(root->getResult(0), isInt8Element)) {
-          members.insert(quantize);
-          root = quantize;
-        } else if (Operation *quantize = sideQuantizationOf(root->getResult(0))) {
-          // Read by other steps too (a ResNet block's output: the next residual): the graph
-          // writes the value and its int8 quantization, where a quantize kernel would read it
-          // again.
-          members.insert(quantize);
-          llvm::SmallVector<Value> results;
-          if (Operation *before = placeResults(members, results); before && results.size() == 2) {
-            buildGroup(results, members, "conv", conv, before);
-            continue;
-          }
-          members.remove(quantize);
+      }
+      // Any convolution, INT8 or float (a first layer kept in bf16), takes its result's
+      // quantization for the next INT8 convolution when nothing else reads the result: cuDNN
+      // scales the result and writes int8.
+      if (Operation *quantize = consumerQuantizationOf(root->getResult(0), isInt8Element)) {
+        members.insert(quantize);
+        root = quantize;
+      } else if (Operation *quantize = sideQuantizationOf(root->getResult(0))) {
+        // Read by other steps too (a ResNet block's output: the next residual): the graph
+        // writes the value and its int8 quantization, where a quantize kernel would read it
+        // again.
+        members.insert(quantize);
+        llvm::SmallVector<Value> results;
+        if (Operation *before = placeResults(members, results); before && results.size() == 2) {
+          buildGroup(results, members, "conv", conv, before);
+          continue;
         }
+        members.remove(quantize);
       }
       if (members.size() >= 2)
         formGroup(root, members, "conv", conv);

@@ -113,6 +113,7 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
     insert.calibration = options.quantization->calibrationFile;
     insert.type = options.quantization->type;
     insert.method = options.quantization->method;
+    insert.keep.assign(options.quantization->keep.begin(), options.quantization->keep.end());
     // FP8: linear layers (cuBLASLt's FP8 GEMMs take one scale per operand); INT8: convolutions
     // (cuDNN's INT8 convolutions scale per output channel). What codegen runs in 8 bits.
     bool fp8 = options.quantization->type == "fp8";

@@ -71,6 +71,8 @@ struct PipelineOptions {
     std::string type = "fp8";
     std::string calibrationFile;
     std::string method; // "" for the file's
+    /// ONNX node names, ONNX op types or kiln op names that stay unquantized (the pass's `keep`).
+    std::vector<std::string> keep;
   };
   std::optional<Quantization> quantization;
 };

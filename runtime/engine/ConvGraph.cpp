@@ -8,7 +8,8 @@
 // INT8 (int8 x and w): the convolution sums in int32, each output channel's sum is multiplied
 // by the step's `scale` (s_x * s_w[k]), the epilogue runs in f32 on float bias and residual,
 // and y is int8, the value multiplied by `yScale` (1 / s_y) and rounded, or a float type
-// (bench/conv8_probe.cpp measured these graphs on ResNet-50's shapes).
+// (bench/conv8_probe.cpp measured these graphs on ResNet-50's shapes). A float convolution may
+// write int8 the same way (yScale; a first layer kept in bf16 feeding INT8 convolutions).
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,7 +68,7 @@ public:
       k += "(" + std::to_string(s.activationAlpha) + "," + std::to_string(s.activationBeta) + ")";
     if (plan_.buffers[s.x].dtype == plan::DType::F32)
       k += s.math == plan::MathMode::StrictF32 ? " math=strict" : " math=tf32";
-    if (int8()) {
+    if (int8() || s.yScale) {
       k += " y=" + operandTypeName(plan_, s.y) + (s.yQuantized ? "+i8" : "");
       for (auto [name, buffer] : {std::pair<const char *, std::optional<uint32_t>>{"bias", s.bias},
                                   {"residual", s.residual}})
@@ -224,7 +225,8 @@ StatusOr<std::unique_ptr<CudnnGraphRunner>> ConvGraph::create(const plan::Plan &
                                                   " but the plan has " + std::to_string(plan.buffers.size()));
   if (!s.channelsLast || s.transpose || s.xShape.size() != 4 || s.wShape.size() != 4 || s.yShape.size() != 4)
     return Status(StatusCode::kInvalidPlan, label + ": cuDNN graphs run channels-last 2-d forward convolutions only");
-  // validatePlan checked the types (PlanValidate.cpp): one float type, or INT8 with its scales.
+  // validatePlan checked the types (PlanValidate.cpp): one float type, or INT8 with its scales;
+  // either may write int8 (yScale).
   plan::DType type = plan.buffers[s.x].dtype;
   if (type != plan::DType::F32 && type != plan::DType::F16 && type != plan::DType::BF16 && type != plan::DType::I8)
     return Status(StatusCode::kInvalidPlan, label + ": cuDNN convolutions take f32, f16, bf16 or int8");

@@ -341,33 +341,32 @@ private:
   }
 
   /// x, w, y and bias share one of f32, f16, bf16; or (INT8, channels last) x and w are int8
-  /// with their f32 scale, y int8 with its f32 scale or a float type, bias and residual float.
+  /// with their f32 scale, bias and residual float. Either kind of channels-last convolution may
+  /// write y as int8 with its f32 yScale, or a float y and its int8 quantization (yQuantized).
   bool checkConvTypes(const std::string &where, const ConvStep &c) {
     DType x = typeOf(c.x);
     if (x == DType::I8)
-      return checkInt8ConvTypes(where, c);
-    if (c.scale || c.yScale || c.yQuantized)
-      return fail(where + ": scale, yScale and yQuantized go with int8 operands, and x (" + bufferLabel(c.x) + ") is " +
+      return checkInt8ConvTypes(where, c) && checkConvOutputTypes(where, c);
+    if (c.scale)
+      return fail(where + ": scale goes with int8 operands, and x (" + bufferLabel(c.x) + ") is " +
                   std::string(dtypeName(x)));
     if (!isLibraryType(x))
       return fail(where + ": x (" + bufferLabel(c.x) + ") is " + std::string(dtypeName(x)) +
                   "; cuDNN steps take f32, f16, bf16 or (channels last) int8 operands");
     std::string rule = "x is " + std::string(dtypeName(x)) + " and a convolution's operands share one type";
-    return checkType(where, "w", c.w, x, rule) && checkType(where, "y", c.y, x, rule) &&
+    bool int8Y = typeOf(c.y) == DType::I8;
+    bool quantizedY = int8Y || c.yScale || c.yQuantized;
+    if (quantizedY && !c.channelsLast)
+      return fail(where + ": int8 outputs (yScale, yQuantized) are channels last (cuDNN graphs)");
+    return checkType(where, "w", c.w, x, rule) && (int8Y || checkType(where, "y", c.y, x, rule)) &&
            (!c.bias || checkType(where, "bias", *c.bias, x, rule)) &&
-           (!c.residual || checkType(where, "residual", *c.residual, x, rule));
+           (!c.residual || checkType(where, "residual", *c.residual, x, rule)) &&
+           (!quantizedY || checkConvOutputTypes(where, c));
   }
 
-  bool checkInt8ConvTypes(const std::string &where, const ConvStep &c) {
-    if (!c.channelsLast)
-      return fail(where + ": int8 convolutions are channels last (cuDNN's INT8 kernels are NHWC)");
-    if (!checkType(where, "w", c.w, DType::I8, "x is int8 and so is an INT8 convolution's weight"))
-      return false;
-    if (!c.scale)
-      return fail(where + ": an int8 convolution needs its scale (K f32: x's scale times w's per output channel)");
-    if (!checkType(where, "scale", *c.scale, DType::F32, "the dequantization scales are f32") ||
-        !checkOperand(where, "scale", *c.scale, mulChecked(c.yShape[1], 4), false))
-      return false;
+  /// y and its int8 forms: an int8 y with its yScale (1 / s_y, one f32), or a float y, alone or
+  /// with its quantization yQuantized (int8, y's shape) and yScale.
+  bool checkConvOutputTypes(const std::string &where, const ConvStep &c) {
     DType y = typeOf(c.y);
     if (c.yQuantized && (y == DType::I8 || !c.yScale))
       return fail(where + ": yQuantized goes with a float y and a yScale");
@@ -384,10 +383,22 @@ private:
       return fail(where + ": yScale goes with an int8 y, and y (" + bufferLabel(c.y) + ") is " +
                   std::string(dtypeName(y)));
     }
-    if (y != DType::I8 && !isLibraryType(y)) {
+    if (y != DType::I8 && !isLibraryType(y))
       return fail(where + ": y (" + bufferLabel(c.y) + ") is " + std::string(dtypeName(y)) +
-                  "; an int8 convolution writes int8, f32, f16 or bf16");
-    }
+                  "; a convolution writes int8, f32, f16 or bf16");
+    return true;
+  }
+
+  bool checkInt8ConvTypes(const std::string &where, const ConvStep &c) {
+    if (!c.channelsLast)
+      return fail(where + ": int8 convolutions are channels last (cuDNN's INT8 kernels are NHWC)");
+    if (!checkType(where, "w", c.w, DType::I8, "x is int8 and so is an INT8 convolution's weight"))
+      return false;
+    if (!c.scale)
+      return fail(where + ": an int8 convolution needs its scale (K f32: x's scale times w's per output channel)");
+    if (!checkType(where, "scale", *c.scale, DType::F32, "the dequantization scales are f32") ||
+        !checkOperand(where, "scale", *c.scale, mulChecked(c.yShape[1], 4), false))
+      return false;
     for (auto [role, buffer] : {std::pair<const char *, std::optional<uint32_t>>{"bias", c.bias},
                                 {"residual", c.residual}})
       if (buffer && !isLibraryType(typeOf(*buffer)))

@@ -24,8 +24,9 @@ from onnx import TensorProto, helper, numpy_helper
 import plan_cases
 
 # name, input [N, C, H, W], convs: (name, input, C, K, kernel, stride, bias, relu, residual
-# value or None), and which convs run in int8 with which outputs: i8, bf16, or both (a value the
-# next conv and the next residual read). The residual add after b and d joins the group of d,
+# value or None), which convs run in int8 with which outputs: i8, bf16, or both (a value the
+# next conv and the next residual read), and optionally the convs kept in bf16 by
+# --keep-unquantized with theirs (a kept conv before an INT8 one writes its input: i8). The residual add after b and d joins the group of d,
 # the first conv whose epilogue reaches it. A Tanh comes first, as in a network whose first
 # layer computes the convs' input.
 CASES = [
@@ -41,11 +42,14 @@ CASES = [
     ("stem_5x5_c16", (2, 16, 20, 20), [("s", "t", 16, 64, 5, 1, True, True, None)], {"s": "bf16"}),
     ("strided", (1, 48, 15, 15), [("s", "t", 48, 32, 3, 2, True, True, None)], {"s": "bf16"}),
     ("odd_channels", (1, 24, 8, 8), [("o", "t", 24, 32, 3, 1, True, False, None)], {}),
+    # The stem kept in bf16: its graph writes the next INT8 conv's int8 input.
+    ("kept_stem", (2, 16, 12, 12), [("s", "t", 16, 32, 5, 1, True, True, None), ("a", "s", 32, 32, 3, 1, True, True, None)],
+     {"a": "bf16"}, {"s": "i8"}),
 ]
 
 
 def make_model(case, rng, path):
-    name, shape, convs, _ = case
+    name, shape, convs = case[:3]
     n, c, h, w = shape
     inits, nodes = [], [helper.make_node("Tanh", ["x"], ["t"], name="leading")]
     sizes = {"t": (h, w)}
@@ -77,11 +81,13 @@ def make_model(case, rng, path):
 
 
 def check_case(kiln, work, case, compile_only):
-    name, shape, convs, int8 = case
+    name, shape, convs, int8 = case[:4]
+    kept = case[4] if len(case) > 4 else {}
+    flags = ["--keep-unquantized", ",".join(kept)] if kept else []
     rng = np.random.default_rng(len(name))
     model = os.path.join(work, name + ".onnx")
     make_model(case, rng, model)
-    plan, table, remarks, steps, problem = plan_cases.compile_8bit(kiln, work, name, model, shape, rng, "int8")
+    plan, table, remarks, steps, problem = plan_cases.compile_8bit(kiln, work, name, model, shape, rng, "int8", flags)
     if problem:
         return problem
     for conv, _src, ci, k, *_rest in convs:
@@ -92,6 +98,9 @@ def check_case(kiln, work, case, compile_only):
             want = [f"w={conv}:i8[", f"y={conv}:{y}[", f"scale={conv}.scale:f32[{k}]",
                     f"yScale={conv}.y_scale:f32[1]" if "i8" in int8[conv] else "yScale=-",
                     f"yQuantized={conv}#quantized:i8[" if "+" in int8[conv] else "yQuantized=-"]
+        elif conv in kept:
+            y_scale = f"{conv}.y_scale:f32[1]" if kept[conv] == "i8" else "-"
+            want = [f"w={conv}:bf16[", f"y={conv}:{kept[conv]}[", f"scale=- yScale={y_scale}"]
         else:
             want = [f"w={conv}:bf16[", "scale=- yScale=-"]
         int8_x = len(step) == 1 and re.search(r" x=\S*:i8\[", step[0])
@@ -99,12 +108,14 @@ def check_case(kiln, work, case, compile_only):
             return f"conv {conv} should be one {'INT8' if conv in int8 else 'bf16'} conv step with {want} and " \
                 f"{'an int8' if conv in int8 else 'a bf16'} x:\n" + \
                 "\n".join(steps)
-        if conv not in int8 and f"node '{conv}' (Conv): not quantized, stays bf16" not in remarks:
-            return f"no remark says why {conv} stays bf16:\n{remarks}"
+        why = f"node '{conv}' (Conv): not quantized: keep={conv}" if conv in kept else \
+            f"node '{conv}' (Conv): not quantized, stays bf16"
+        if conv not in int8 and why not in remarks:
+            return f"no remark says why {conv} stays bf16 ({why}):\n{remarks}"
     if compile_only:
         return None
     x = rng.standard_normal(shape).astype(np.float32)  # held out: not a calibration input
-    return plan_cases.check_8bit_plan(kiln, work, name, plan, model, "int8", table, x)
+    return plan_cases.check_8bit_plan(kiln, work, name, plan, model, "int8", table, x, flags)
 
 
 if __name__ == "__main__":

@@ -49,15 +49,15 @@ def save_model(graph, path):
     onnx.save(model, path)
 
 
-def compile_8bit(kiln, work, name, model, shape, rng, precision):
-    """The model calibrated (calibrate) and compiled at `precision` (fp8, int8): (plan, calibration
-    file, the compile's stderr with its remarks, the plan's step lines, None), or a tuple whose
-    last item says what failed."""
+def compile_8bit(kiln, work, name, model, shape, rng, precision, flags=()):
+    """The model calibrated (calibrate) and compiled at `precision` (fp8, int8) with the compile
+    flags given: (plan, calibration file, the compile's stderr with its remarks, the plan's step
+    lines, None), or a tuple whose last item says what failed."""
     table, problem = calibrate(kiln, work, name, model, shape, rng)
     if problem:
         return None, None, None, None, problem
     plan = os.path.join(work, name + ".kiln")
-    proc = run([kiln, "compile", model, "-o", plan, "--precision", precision, "--calibration", table])
+    proc = run([kiln, "compile", model, "-o", plan, "--precision", precision, "--calibration", table, *flags])
     if proc.returncode:
         return None, None, None, None, "compile: " + proc.stderr.strip()
     steps = [line for line in run([kiln, "inspect", plan]).stdout.splitlines() if line.startswith("step ")]
@@ -78,14 +78,15 @@ def calibrate(kiln, work, name, model, shape, rng):
     return table, None
 
 
-def check_8bit_plan(kiln, work, name, plan, model, precision, table, x):
-    """An 8-bit plan (`precision` fp8 or int8) run on the GPU against `kiln eval` of the same
-    quantized module on the held-out input x of the model's input `x`: None, or what is wrong.
+def check_8bit_plan(kiln, work, name, plan, model, precision, table, x, flags=()):
+    """An 8-bit plan (`precision` fp8 or int8, compiled with `flags`) run on the GPU against
+    `kiln eval` of the same quantized module on the held-out input x of the model's input `x`:
+    None, or what is wrong.
     The GPU's library kernels accumulate and scale in their own order, so a value near a
     rounding boundary of a later quantization may round the other way; the bound is a quarter of
     what quantization itself moves the output (against the fp32 evaluation), at least two bf16
     ulps, so a wrong scale, layout or epilogue fails."""
-    outputs = gpu_and_interpreter(kiln, work, name, plan, model, precision, {"x": x}, "y", ["--calibration", table])
+    outputs = gpu_and_interpreter(kiln, work, name, plan, model, precision, {"x": x}, "y", ["--calibration", table, *flags])
     if isinstance(outputs, str):
         return outputs
     gpu, ref = outputs

@@ -79,6 +79,11 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
                cl::desc("Ops that stay fp32, by ONNX node name, ONNX op type (Softmax) or kiln op\n"
                         "name (kiln.softmax); comma-separated or repeated"),
                cl::sub(sub), cl::cat(categories.optimization)),
+      keepUnquantized("keep-unquantized", cl::value_desc("name|optype"), cl::CommaSeparated,
+                      cl::desc("--precision fp8, int8: ops that stay in bf16 instead of 8 bits, by ONNX\n"
+                               "node name, ONNX op type (Conv) or kiln op name (kiln.conv);\n"
+                               "comma-separated or repeated"),
+                      cl::sub(sub), cl::cat(categories.optimization)),
       forcePrecision("force-precision", cl::value_desc("name=precision"), cl::CommaSeparated,
                      cl::desc("Run ops in the given precision (fp32, tf32, bf16, fp16), named as for\n"
                               "--keep-fp32, e.g. conv1=fp32,MatMul=bf16; applied after --keep-fp32,\n"
@@ -126,6 +131,9 @@ std::vector<std::string> precisionOverrideList(const PipelineOptions &options) {
     out.push_back("--keep-fp32 " + target);
   for (const PrecisionOverride &o : options.forcePrecision)
     out.push_back("--force-precision " + o.target + "=" + precisionName(o.precision).str());
+  if (options.quantization)
+    for (const std::string &target : options.quantization->keep)
+      out.push_back("--keep-unquantized " + target);
   return out;
 }
 
@@ -141,7 +149,8 @@ PipelineOptions PipelineFlags::pipelineOptions() const {
   options.exactGelu = exactGelu;
   options.layout = layout;
   if (!precision.quantization.empty())
-    options.quantization = PipelineOptions::Quantization{precision.quantization, calibration, ""};
+    options.quantization = PipelineOptions::Quantization{precision.quantization, calibration, "",
+                                                         {keepUnquantized.begin(), keepUnquantized.end()}};
   return options;
 }
 
@@ -150,6 +159,8 @@ std::optional<std::string> PipelineFlags::calibrationUsageError() const {
   if (!q.empty() && (calibration.empty() || llvm::sys::fs::is_directory(calibration)))
     return "--precision " + q + " needs --calibration calib.json, the ranges `kiln calibrate MODEL "
                                 "--calibration DIR -o calib.json` measures on calibration inputs";
+  if (q.empty() && keepUnquantized.getNumOccurrences())
+    return std::string("--keep-unquantized goes with --precision fp8 or int8 (it names ops that stay out of 8 bits)");
   if (precision.fixed && q.empty() && !calibration.empty())
     return std::string("--calibration goes with --precision auto (a directory of inputs) or fp8, int8 (a calibration "
                        "file)");
@@ -158,7 +169,7 @@ std::optional<std::string> PipelineFlags::calibrationUsageError() const {
 
 bool PipelineFlags::optimizationRequested() const {
   return precision.getNumOccurrences() || strictFp32.getNumOccurrences() || keepFp32.getNumOccurrences() ||
-         forcePrecision.getNumOccurrences() || layout.getNumOccurrences();
+         forcePrecision.getNumOccurrences() || keepUnquantized.getNumOccurrences() || layout.getNumOccurrences();
 }
 
 mlir::LogicalResult PipelineFlags::runPasses(mlir::ModuleOp module,

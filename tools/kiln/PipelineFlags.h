@@ -79,7 +79,8 @@ public:
 };
 
 /// The user's per-node precision options as a plan's metadata records them (plan::Metadata):
-/// "--keep-fp32 TARGET", then "--force-precision TARGET=PRECISION", in the order given.
+/// "--keep-fp32 TARGET", then "--force-precision TARGET=PRECISION", then "--keep-unquantized
+/// TARGET", in the order given.
 std::vector<std::string> precisionOverrideList(const PipelineOptions &options);
 
 /// The pipeline options of one command, registered in its subcommand.
@@ -97,8 +98,8 @@ public:
   const std::string &quantization() const { return precision.quantization; }
   /// `--calibration`: a directory of inputs (`--precision auto`) or a calibration file (fp8).
   const std::string &calibrationPath() const { return calibration; }
-  /// A usage error for `--calibration` given without the precision it serves, or fp8 without
-  /// a calibration file; std::nullopt when they fit.
+  /// A usage error for `--calibration` or `--keep-unquantized` given without the precision it
+  /// serves, or fp8/int8 without a calibration file; std::nullopt when they fit.
   std::optional<std::string> calibrationUsageError() const;
   /// Whether an option that steers the optimization passes was given (`kiln import` runs the
   /// whole pipeline only then; by default it only folds constants).
@@ -117,6 +118,7 @@ private:
   llvm::cl::opt<PrecisionFlag> precision;
   llvm::cl::opt<bool> strictFp32;
   llvm::cl::list<std::string, bool, OpTargetParser> keepFp32;
+  llvm::cl::list<std::string, bool, OpTargetParser> keepUnquantized;
   llvm::cl::list<PrecisionOverride> forcePrecision;
   llvm::cl::opt<bool> noFold;
   llvm::cl::opt<bool> noFusion;

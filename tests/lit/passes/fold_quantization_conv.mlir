@@ -63,3 +63,22 @@ func.func @main(%x: tensor<2x4x4x32xbf16>, %y: tensor<2x4x4x8xbf16>)
   %c3 = kiln.conv %yd, %vd {channels_last = true, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x4x8xbf16>, tensor<16x1x1x8xbf16>) -> tensor<2x4x4x16xbf16>
   return %rq, %c2, %c2q, %c3 : tensor<2x4x4x16xi8>, tensor<2x4x4x16xbf16>, tensor<2x4x4x16xi8>, tensor<2x4x4x16xbf16>
 }
+
+// A float conv (a first layer kept in bf16) whose only reader is the next INT8 conv's
+// quantization takes it: its graph writes int8.
+// GROUP-LABEL: func.func @kept
+// GROUP: %[[K:.*]] = kiln.fusion_group "conv"({{.*}}) : ({{.*}}tensor<2x4x4x32xbf16>{{.*}}) -> tensor<2x4x4x16xi8>
+// GROUP-NOT: kiln.dequantize
+// GROUP: kiln.conv
+// GROUP: kiln.relu
+// GROUP: kiln.quantize {{.*}} -> tensor<2x4x4x16xi8>
+// GROUP: return %[[K]]
+func.func @kept(%x: tensor<2x4x4x32xbf16>) -> tensor<2x4x4x16xi8> {
+  %s = kiln.constant dense<0.05> : tensor<bf16>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %w = kiln.constant dense<0.25> : tensor<16x1x1x32xbf16>
+  %c = kiln.conv %x, %w {channels_last = true, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x4x32xbf16>, tensor<16x1x1x32xbf16>) -> tensor<2x4x4x16xbf16>
+  %r = kiln.relu %c : tensor<2x4x4x16xbf16>
+  %rq = kiln.quantize %r, %s, %z : (tensor<2x4x4x16xbf16>, tensor<bf16>, tensor<i8>) -> tensor<2x4x4x16xi8>
+  return %rq : tensor<2x4x4x16xi8>
+}

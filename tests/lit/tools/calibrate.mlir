@@ -12,6 +12,10 @@
 // The file drives an int8 evaluation; its value dump says so (kiln compare shows it).
 // RUN: kiln eval %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --input image=%t/in/a/image.npy --precision int8 --calibration %t/c.json --dump %t/dump-8 > /dev/null
 // RUN: kiln compare %t/dump-a %t/dump-8 | FileCheck %s --check-prefix=COMPARE
+// --keep-unquantized keeps a node out of 8 bits, says so and records it in the plan.
+// RUN: kiln compile %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --precision int8 --calibration %t/c.json --keep-unquantized conv2 -o %t/keep.kiln 2>&1 | FileCheck %s --check-prefix=KEEP
+// RUN: kiln inspect %t/keep.kiln | FileCheck %s --check-prefix=KEEP-PLAN
+// RUN: %python %S/Inputs/exit_status.py 2 kiln compile %S/../../../examples/tiny_cnn.onnx --keep-unquantized conv2 -o %t/x.kiln 2>&1 | FileCheck %s --check-prefix=KEEP-ALONE
 
 // Usage errors exit with 2 and say what to give.
 // RUN: %python %S/Inputs/exit_status.py 2 kiln calibrate %S/../../../examples/tiny_cnn.onnx -o %t/x.json 2>&1 | FileCheck %s --check-prefix=NO-DIR
@@ -27,6 +31,9 @@
 // CHECK: kiln calibrate: wrote {{.*}}c.json: 10 values, 3 weights, 2 input(s)
 // COMPARE: calibration: - -> {{.*}}c.json
 // COMPARE: precision: fp32 -> int8
+// KEEP: node 'conv2' (Conv): not quantized: keep=conv2
+// KEEP-PLAN: precision="int8" precisionOverrides=["--keep-unquantized conv2"]
+// KEEP-ALONE: --keep-unquantized goes with --precision fp8 or int8
 // NO-DIR: no calibration inputs given (--calibration DIR)
 // NO-OUT: no output given (-o calib.json)
 // PERCENT: --percentile 0 is not above 0 and at most 100

@@ -181,8 +181,22 @@ const BreakCase kCases[] = {
 
     // INT8 convolutions: channels last, an int8 weight, their f32 scales.
     {"ConvScaleWithFloats", [](Plan &p) { conv(p, 0).scale = 2; },
-     "step 0 '/conv1/Conv' (kiln.conv): scale, yScale and yQuantized go with int8 operands, and x (buffer 0 'x') is "
-     "f32"},
+     "step 0 '/conv1/Conv' (kiln.conv): scale goes with int8 operands, and x (buffer 0 'x') is f32"},
+    // A float convolution writing int8 (a first layer kept in bf16 before INT8 convolutions).
+    {"FloatConvInt8YChannelsFirst", [](Plan &p) { int8Buffers(p, {3}); },
+     "step 0 '/conv1/Conv' (kiln.conv): int8 outputs (yScale, yQuantized) are channels last"},
+    {"FloatConvInt8YWithoutYScale",
+     [](Plan &p) {
+       int8Buffers(p, {3});
+       conv(p, 0).channelsLast = true;
+     },
+     "step 0 '/conv1/Conv' (kiln.conv): an int8 y needs its yScale"},
+    {"FloatConvYScaleWithFloatY",
+     [](Plan &p) {
+       conv(p, 0).channelsLast = true;
+       conv(p, 0).yScale = 2; // conv.b: f32
+     },
+     "step 0 '/conv1/Conv' (kiln.conv): yScale goes with an int8 y, and y (buffer 3 'conv.y') is f32"},
     {"Int8ConvChannelsFirst", [](Plan &p) { int8Buffers(p, {0}); },
      "step 0 '/conv1/Conv' (kiln.conv): int8 convolutions are channels last"},
     {"Int8ConvWithoutScale",
@@ -408,6 +422,24 @@ TEST(PlanValidate, OperandSizesUseEachOperandsType) {
   std::get<GemmStep>(plan.steps[0].params).k = 9;
   Status s = validatePlan(plan);
   EXPECT_NE(s.message().find("A needs 72 bytes but buffer 0 'x' has 64"), std::string::npos) << s.toString();
+}
+
+TEST(PlanValidate, FloatConvMayWriteInt8) {
+  // An int8 y with its yScale, or the f32 y and its int8 quantization (a new int8 buffer).
+  auto withInt8Buffer = [] {
+    Plan plan = makeSamplePlan();
+    plan.metadata.arenaBytes += 256;
+    plan.buffers.push_back({"conv.q", MemorySpace::Arena, 5376, 256, DType::I8, {1, 4, 8, 8}}); // 12
+    conv(plan, 0).channelsLast = true;
+    conv(plan, 0).yScale = 2; // conv.b: f32
+    return plan;
+  };
+  Plan int8Y = withInt8Buffer();
+  conv(int8Y, 0).y = 12;
+  EXPECT_TRUE(validatePlan(int8Y).isOk()) << validatePlan(int8Y).toString();
+  Plan both = withInt8Buffer();
+  conv(both, 0).yQuantized = 12;
+  EXPECT_TRUE(validatePlan(both).isOk()) << validatePlan(both).toString();
 }
 
 TEST(PlanValidate, ScratchIsAByteTensor) {
