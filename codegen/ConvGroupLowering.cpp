@@ -11,6 +11,9 @@
 // or give both the value and its quantization (the step's `yQuantized`), when other steps read
 // the value too: cuDNN writes int8 as round(value * (1 / s_y)) (`yScale`), saturated.
 //
+// A residual may be the dequantization of an int8 group input (one scale): the step reads it
+// int8 and multiplies it by `residualScale` before the add.
+//
 // An INT8 convolution (kiln-fold-quantization's form) also holds the dequantizations of its
 // int8 input (one scale) and weight (one scale per output channel):
 //   y = act(conv(dequantize(x8), dequantize(w8)) + bias + residual)
@@ -121,10 +124,27 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
     }
     if (auto add = llvm::dyn_cast<AddOp>(op)) {
       mlir::Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
+      if (auto cast = other.getDefiningOp<CastOp>())
+        other = cast.getInput();
+      // A dequantized residual: the int8 group input, scaled in the graph (residualScale).
+      std::optional<float> residualScale;
+      if (auto residualDq = other.getDefiningOp<DequantizeOp>()) {
+        auto scale = groupConstantFloats(group, residualDq.getScale());
+        if (!scale)
+          return scale.takeError();
+        if (scale->size() != 1)
+          return opError(operation, "internal: a conv group's dequantized residual has one scale");
+        residualScale = static_cast<float>(scale->front());
+        other = residualDq.getInput();
+      }
       auto value = outer(other);
       if (!value)
         return value.takeError();
       auto type = llvm::cast<mlir::RankedTensorType>(value->getType());
+      if (residualScale && (type.getShape() != resultType.getShape() || operands.residual))
+        return opError(operation, "internal: a conv group dequantizes an operand that is not its residual");
+      if (residualScale)
+        operands.residualScale = residualScale;
       if (type.getShape() == resultType.getShape() && !operands.residual)
         operands.residual = *value;
       else if (type.getNumElements() == channels && !operands.bias)
@@ -170,6 +190,8 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
     lowering->step.scale = newF32Weights(lowering->name + ".scale", channelScales);
   if (yScale)
     lowering->step.yScale = newF32Weights(lowering->name + ".y_scale", {*yScale});
+  if (operands.residualScale)
+    lowering->step.residualScale = newF32Weights(lowering->name + ".residual_scale", {*operands.residualScale});
   // Two results: the value and its quantization, both written by the graph.
   if (group.getNumResults() == 2) {
     auto quantized = describeValue(group.getResult(1));

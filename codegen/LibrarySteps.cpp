@@ -86,6 +86,12 @@ PlanBuilderImpl::beginConvStep(mlir::Operation *operation, const ConvOperands &o
       auto desc = describe(other);
       if (!desc)
         return desc.takeError();
+      // A dequantized residual is int8 (channels last, its scale in the step's residualScale).
+      if (other == operands.residual && operands.residualScale) {
+        if (desc->dtype != DType::I8 || !channelsLast)
+          return opError(operation, "internal: a dequantized residual is int8, of a channels-last convolution");
+        continue;
+      }
       oneType &= desc->dtype == x->dtype;
       floatOthers &= isLibraryFloat(desc->dtype);
     }

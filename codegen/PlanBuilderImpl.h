@@ -87,6 +87,9 @@ public:
     /// INT8 (a conv group's dequantized operands): input and weight are int8, the result int8
     /// or a float type, bias and residual floats.
     bool int8 = false;
+    /// An int8 residual's scale (a conv group's dequantized residual); otherwise the residual
+    /// is a float.
+    std::optional<float> residualScale;
   };
   /// What conv, conv groups and conv_transpose share: the operands' descriptions and a step
   /// with its buffers. `op` names the step and gives its math.

@@ -89,8 +89,8 @@ LogicalResult verifyGemmBody(FusionGroupOp group) {
 
 /// A conv group: one channels-last 2-d kiln.conv, then only what its cuDNN graph's epilogue
 /// does (bias and residual adds, one activation) and casts. An INT8 convolution also holds the
-/// dequantizations of its input and weight (of group inputs, before the conv); any may end in
-/// its consumer's per-tensor quantization (cuDNN's scaled int8 output).
+/// dequantizations of its input and weight, and any may hold its residual's (all of group
+/// inputs); any may end in its consumer's per-tensor quantization (cuDNN's scaled int8 output).
 LogicalResult verifyConvBody(FusionGroupOp group) {
   Block &block = group.getBody().front();
   Operation *terminator = block.getTerminator();
@@ -104,7 +104,7 @@ LogicalResult verifyConvBody(FusionGroupOp group) {
   };
   Operation *conv = nullptr;
   for (Operation &op : block.without_terminator()) {
-    if (auto dq = llvm::dyn_cast<DequantizeOp>(op); dq && !conv) {
+    if (auto dq = llvm::dyn_cast<DequantizeOp>(op)) {
       if (!llvm::isa<BlockArgument>(dq.getInput()))
         return op.emitOpError() << "in a conv fusion group must dequantize a group input";
       continue;
@@ -124,7 +124,7 @@ LogicalResult verifyConvBody(FusionGroupOp group) {
     if (!llvm::isa<CastOp, AddOp, ReluOp, ClipOp, SigmoidOp, HardSigmoidOp, HardSwishOp>(op))
       return op.emitOpError() << "cannot be in a conv fusion group: its epilogue holds bias and residual adds, "
                                  "relu, clip, sigmoid, hard_sigmoid, hard_swish, casts and a per-tensor quantize "
-                                 "of the result; dequantizations of its input and weight come before the conv";
+                                 "of the result, and dequantizations of group inputs (its input, weight and residual)";
   }
   if (!conv)
     return group.emitOpError() << "a conv fusion group holds one kiln.conv";

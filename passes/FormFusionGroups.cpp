@@ -115,6 +115,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       if (members.empty())
         continue;
       Operation *root = members.back();
+      takeResidualDequantization(members);
       // An INT8 convolution (kiln-fold-quantization's form) takes its operands'
       // dequantizations.
       if (std::optional<QuantizedConv> quantized = matchQuantizedConv(conv)) {
@@ -282,6 +283,30 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
         }
     }
     return epilogue;
+  }
+
+  /// The dequantization of an int8 residual an epilogue add reads (per tensor, zero point 0):
+  /// the graph reads the int8 value and scales it (ConvStep.residualScale). A dequantization
+  /// other ops read too is cloned, one of the add's own.
+  static void takeResidualDequantization(llvm::SetVector<Operation *> &members) {
+    for (Operation *member : llvm::to_vector(members)) {
+      auto add = llvm::dyn_cast<AddOp>(member);
+      if (!add)
+        continue;
+      for (mlir::OpOperand &operand : add->getOpOperands()) {
+        auto dq = operand.get().getDefiningOp<DequantizeOp>();
+        if (!dq || members.contains(dq) || operand.get().getType() != add.getType() ||
+            !isPerTensorQuantization(dq) || !isZeroConstant(dq.getZeroPoint()) ||
+            !isInt8Element(elementOf(dq.getInput())))
+          continue;
+        if (!dq->hasOneUse()) {
+          mlir::OpBuilder builder(add);
+          dq = llvm::cast<DequantizeOp>(builder.clone(*dq));
+          operand.set(dq.getResult());
+        }
+        members.insert(dq);
+      }
+    }
   }
 
   static bool isFp8Element(Type element) { return llvm::isa<mlir::Float8E4M3FNType>(element); }

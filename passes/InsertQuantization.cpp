@@ -44,6 +44,23 @@ bool keepsRange(mlir::Operation *op) {
   return isZeroPadding(op) || mlir::isa_and_nonnull<ReshapeOp, TransposeOp, CastOp>(op);
 }
 
+/// The residual operand `conv`'s epilogue adds: along its result's single-use chain of adds
+/// (a bias first, perhaps), the operand of the result's type that is not a constant; null when
+/// there is none.
+mlir::OpOperand *residualOperandOf(ConvOp conv) {
+  Value current = conv.getResult();
+  while (current.hasOneUse()) {
+    auto add = llvm::dyn_cast<AddOp>(*current.getUsers().begin());
+    if (!add || add.getLhs() == add.getRhs())
+      return nullptr;
+    mlir::OpOperand &other = add->getOpOperand(add.getLhs() == current ? 1 : 0);
+    if (other.get().getType() == add.getType() && !other.get().getDefiningOp<ConstantOp>())
+      return &other;
+    current = add.getResult();
+  }
+  return nullptr;
+}
+
 /// The ONNX value whose range `value` has: an op result's name, or a graph input's
 /// `kiln.name`, looking back through unnamed ops that keep the range (keepsRange).
 std::string valueName(Value value) {
@@ -192,6 +209,7 @@ void InsertQuantizationPass::runOnOperation() {
   mlir::OpBuilder builder(context);
   llvm::DenseMap<Value, Value> dequantizedForm; // one pair per activation, whatever its users
   llvm::StringSet<> matched;
+  llvm::SmallVector<ConvOp> quantizedConvs;
   for (mlir::Operation *op : ops) {
     auto keptBy = llvm::find_if(keep, [&](const std::string &target) { return matchesOpTarget(op, target); });
     if (keptBy != keep.end()) {
@@ -242,6 +260,9 @@ void InsertQuantizationPass::runOnOperation() {
     if (!dequantized)
       dequantized = quantizeDequantize(builder, input, {*inputScale}, 1, grid);
     op->setOperand(0, dequantized);
+    if (residuals)
+      if (auto conv = llvm::dyn_cast<ConvOp>(op))
+        quantizedConvs.push_back(conv);
     if (constant) {
       op->setOperand(1, quantizeDequantize(builder, weight, weightScale, axis, grid));
     } else {
@@ -250,6 +271,25 @@ void InsertQuantizationPass::runOnOperation() {
         other = quantizeDequantize(builder, weight, weightScale, 1, grid);
       op->setOperand(1, other);
     }
+  }
+  // The residual a quantized conv's epilogue adds, read through its own quantization (shared
+  // with the convs reading that value): the block's input stays int8 for the convolution
+  // graph too, and a value every reader takes quantized is written once, in int8.
+  for (ConvOp conv : quantizedConvs) {
+    mlir::OpOperand *operand = residualOperandOf(conv);
+    if (!operand)
+      continue;
+    Value residual = operand->get();
+    auto &dequantized = dequantizedForm[residual];
+    if (!dequantized) {
+      auto scale = activationScale(residual, grid);
+      if (!scale) {
+        operand->getOwner()->emitRemark() << "residual not quantized: " << llvm::toString(scale.takeError());
+        continue;
+      }
+      dequantized = quantizeDequantize(builder, residual, {*scale}, 1, grid);
+    }
+    operand->set(dequantized);
   }
   // A name that matches nothing is a typo or a module without its ONNX node names (locations).
   for (const std::string &target : keep)

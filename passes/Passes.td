@@ -104,7 +104,10 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
     computed at run time (attention's K) is an activation. An op named in `keep` (ONNX node
     name, ONNX op type or kiln op name), or whose input has no calibrated range, stays as it
     is, with a remark; with `keep-first`, so does an op reading the network's input (through
-    reshapes, transposes and casts): the first layer, which sees the raw data. Folding the
+    reshapes, transposes and casts): the first layer, which sees the raw data. With
+    `residuals`, the residual a quantized conv's epilogue adds (a ResNet block's input or its
+    downsample branch) is read through its quantization too, shared with the convs reading
+    it: between INT8 convolution graphs the block's values then stay int8. Folding the
     pairs into 8-bit kernels is for codegen; the interpreter evaluates them exactly, so the
     module measures the accuracy 8-bit plans will have.
   }];
@@ -122,6 +125,8 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
            "One scale per constant weight instead of one per output channel">,
     Option<"keepFirst", "keep-first", "bool", /*default=*/"false",
            "Ops whose input is a graph input (through reshapes, transposes and casts) stay unquantized">,
+    Option<"residuals", "residuals", "bool", /*default=*/"false",
+           "A quantized conv's residual add reads the residual through its quantization">,
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

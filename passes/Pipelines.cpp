@@ -121,10 +121,14 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
     insert.perTensorWeights = fp8;
     // The first layer sees the raw data: quantizing ViT-B/16's patch embedding (the image) to
     // E4M3 moved its output from cosine 0.9952 to 0.9947 against fp32 (H100, batch 64). INT8
-    // keeps 7 bits of the image where E4M3 keeps 3 of each value, and a CNN's stem is a large
-    // share of its time (ResNet-50's, space to depth: about 1 ms of 8 at batch 256): int8
-    // plans quantize it.
+    // keeps 7 bits of the image where E4M3 keeps 3 of each value: int8 plans quantize a first
+    // conv that cuDNN's INT8 kernels run well (ResNet-50's 16-channel stem is not one:
+    // whyNoInt8Conv keeps it bf16).
     insert.keepFirst = fp8;
+    // INT8 residuals: a ResNet block's conv3 graph reads the int8 block input (scaled in the
+    // graph) and writes only int8, where a bf16 residual made it read 2 bytes a value and write
+    // both the bf16 value and its int8 quantization for the next block.
+    insert.residuals = !fp8;
     func.addPass(createInsertQuantization(insert));
     FoldQuantizationOptions fold;
     fold.dropUnfoldable = true;

@@ -9,7 +9,8 @@
 // by the step's `scale` (s_x * s_w[k]), the epilogue runs in f32 on float bias and residual,
 // and y is int8, the value multiplied by `yScale` (1 / s_y) and rounded, or a float type
 // (bench/conv8_probe.cpp measured these graphs on ResNet-50's shapes). A float convolution may
-// write int8 the same way (yScale; a first layer kept in bf16 feeding INT8 convolutions).
+// write int8 the same way (yScale; a first layer kept in bf16 feeding INT8 convolutions). An int8
+// residual (residualScale) is multiplied by its scale before the add.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,7 +27,8 @@ namespace {
 #if KILN_HAVE_CUDNN_FRONTEND
 
 // Tensor uids in the graph; pointers() maps them to the step's buffers.
-enum Uid : int64_t { kX = 1, kW = 2, kY = 3, kBias = 4, kResidual = 5, kScale = 6, kYScale = 7, kYQuantized = 8 };
+enum Uid : int64_t { kX = 1, kW = 2, kY = 3, kBias = 4, kResidual = 5, kScale = 6, kYScale = 7, kYQuantized = 8,
+                     kResidualScale = 9 };
 
 fe::DataType_t feType(plan::DType type) {
   switch (type) {
@@ -68,7 +70,7 @@ public:
       k += "(" + std::to_string(s.activationAlpha) + "," + std::to_string(s.activationBeta) + ")";
     if (plan_.buffers[s.x].dtype == plan::DType::F32)
       k += s.math == plan::MathMode::StrictF32 ? " math=strict" : " math=tf32";
-    if (int8() || s.yScale) {
+    if (int8() || s.yScale || s.residualScale) {
       k += " y=" + operandTypeName(plan_, s.y) + (s.yQuantized ? "+i8" : "");
       for (auto [name, buffer] : {std::pair<const char *, std::optional<uint32_t>>{"bias", s.bias},
                                   {"residual", s.residual}})
@@ -121,8 +123,14 @@ public:
     }
     if (s.bias)
       y = pointwise(y, fe::PointwiseMode_t::ADD, tensor("bias", kBias, {1, s.yShape[1], 1, 1}, typeOf(*s.bias)));
-    if (s.residual)
-      y = pointwise(y, fe::PointwiseMode_t::ADD, tensor("residual", kResidual, s.yShape, typeOf(*s.residual)));
+    if (s.residual) {
+      auto residual = tensor("residual", kResidual, s.yShape, typeOf(*s.residual));
+      // An int8 residual: its values times its scale, in f32.
+      if (s.residualScale)
+        residual = pointwise(residual, fe::PointwiseMode_t::MUL,
+                             tensor("residual_scale", kResidualScale, {1, 1, 1, 1}, fe::DataType_t::FLOAT));
+      y = pointwise(y, fe::PointwiseMode_t::ADD, residual);
+    }
     switch (s.activation) {
     case plan::Activation::None: break;
     case plan::Activation::Relu: y = pointwise(y, fe::PointwiseMode_t::RELU_FWD); break;
@@ -186,6 +194,8 @@ public:
       pack[kYScale] = bufferAddress(plan_, *s.yScale, res);
     if (s.yQuantized)
       pack[kYQuantized] = bufferAddress(plan_, *s.yQuantized, res);
+    if (s.residualScale)
+      pack[kResidualScale] = bufferAddress(plan_, *s.residualScale, res);
     return pack;
   }
 
@@ -216,7 +226,7 @@ StatusOr<std::unique_ptr<CudnnGraphRunner>> ConvGraph::create(const plan::Plan &
                         "rebuild the runtime, or compile the model with --layout nchw");
 #else
   std::vector<uint32_t> used = {s.x, s.w, s.y};
-  for (const std::optional<uint32_t> &buffer : {s.bias, s.residual, s.scale, s.yScale, s.yQuantized})
+  for (const std::optional<uint32_t> &buffer : {s.bias, s.residual, s.scale, s.yScale, s.yQuantized, s.residualScale})
     if (buffer)
       used.push_back(*buffer);
   for (uint32_t idx : used)

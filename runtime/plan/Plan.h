@@ -45,7 +45,7 @@
 namespace kiln::plan {
 
 /// Format version of the container; bump on any incompatible change of the byte layout.
-inline constexpr uint32_t kFormatVersion = 8;
+inline constexpr uint32_t kFormatVersion = 9;
 /// Alignment of buffer offsets in the arena and in the weights blob.
 inline constexpr uint64_t kBufferAlignment = 256;
 /// Alignment of the weights blob's offset in the file (a page, so it can be memory-mapped).
@@ -263,10 +263,13 @@ struct ConvStep {
   // saturate(round(value * yScale)), half to even), or without it a float type. With
   // `yQuantized` (int8, y's shape) an INT8 convolution writes both: y as a float type and its
   // value quantized with yScale (a ResNet block's output: the next residual and the next INT8
-  // convolution's input).
+  // convolution's input). A float convolution (channels last) may write int8 the same way.
+  // With `residualScale` (one f32) the residual is int8, multiplied by it before the add (a
+  // ResNet block's input, kept in int8 between blocks).
   std::optional<uint32_t> scale;
   std::optional<uint32_t> yScale;
   std::optional<uint32_t> yQuantized;
+  std::optional<uint32_t> residualScale;
 
   template <class Self, class V> static void visitFields(Self &self, V &&v) {
     v("math", self.math);
@@ -290,6 +293,7 @@ struct ConvStep {
     v("scale", bufferRef(self.scale));
     v("yScale", bufferRef(self.yScale));
     v("yQuantized", bufferRef(self.yQuantized));
+    v("residualScale", bufferRef(self.residualScale));
   }
   bool operator==(const ConvStep &) const = default;
 };

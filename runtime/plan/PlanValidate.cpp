@@ -345,6 +345,8 @@ private:
   /// write y as int8 with its f32 yScale, or a float y and its int8 quantization (yQuantized).
   bool checkConvTypes(const std::string &where, const ConvStep &c) {
     DType x = typeOf(c.x);
+    if (!checkResidualScale(where, c))
+      return false;
     if (x == DType::I8)
       return checkInt8ConvTypes(where, c) && checkConvOutputTypes(where, c);
     if (c.scale)
@@ -360,8 +362,22 @@ private:
       return fail(where + ": int8 outputs (yScale, yQuantized) are channels last (cuDNN graphs)");
     return checkType(where, "w", c.w, x, rule) && (int8Y || checkType(where, "y", c.y, x, rule)) &&
            (!c.bias || checkType(where, "bias", *c.bias, x, rule)) &&
-           (!c.residual || checkType(where, "residual", *c.residual, x, rule)) &&
+           (!c.residual || c.residualScale || checkType(where, "residual", *c.residual, x, rule)) &&
            (!quantizedY || checkConvOutputTypes(where, c));
+  }
+
+  /// An int8 residual (channels last) comes with its residualScale (one f32), and only it.
+  bool checkResidualScale(const std::string &where, const ConvStep &c) {
+    bool int8Residual = c.residual && typeOf(*c.residual) == DType::I8;
+    if (!c.residualScale) {
+      if (int8Residual)
+        return fail(where + ": an int8 residual needs its residualScale (its quantization scale, one f32)");
+      return true;
+    }
+    if (!int8Residual || !c.channelsLast)
+      return fail(where + ": residualScale goes with an int8 residual of a channels-last convolution");
+    return checkType(where, "residualScale", *c.residualScale, DType::F32, "the residual's scale is f32") &&
+           checkOperand(where, "residualScale", *c.residualScale, 4, false);
   }
 
   /// y and its int8 forms: an int8 y with its yScale (1 / s_y, one f32), or a float y, alone or
@@ -401,9 +417,10 @@ private:
       return false;
     for (auto [role, buffer] : {std::pair<const char *, std::optional<uint32_t>>{"bias", c.bias},
                                 {"residual", c.residual}})
-      if (buffer && !isLibraryType(typeOf(*buffer)))
+      if (buffer && !isLibraryType(typeOf(*buffer)) && !(std::string_view(role) == "residual" && c.residualScale))
         return fail(where + ": the " + role + " (" + bufferLabel(*buffer) + ") is " +
-                    std::string(dtypeName(typeOf(*buffer))) + "; an int8 convolution adds f32, f16 or bf16 ones");
+                    std::string(dtypeName(typeOf(*buffer))) + "; an int8 convolution adds f32, f16 or bf16 ones, or an "
+                    "int8 residual with its residualScale");
     return true;
   }
 

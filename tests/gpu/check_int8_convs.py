@@ -24,26 +24,33 @@ from onnx import TensorProto, helper, numpy_helper
 import plan_cases
 
 # name, input [N, C, H, W], convs: (name, input, C, K, kernel, stride, bias, relu, residual
-# value or None), which convs run in int8 with which outputs: i8, bf16, or both (a value the
-# next conv and the next residual read), and optionally the convs kept in bf16 by
-# --keep-unquantized with theirs (a kept conv before an INT8 one writes its input: i8). The residual add after b and d joins the group of d,
+# value or None), which convs run in int8: their output (i8 or bf16; "+i8": both, a value read
+# quantized and as it is) and "residual" for a step adding an int8 residual (a residual add
+# joins the group of the first conv whose epilogue reaches it), and optionally the convs kept in bf16 by
+# --keep-unquantized and the bf16 convs' outputs where not bf16 (a bf16 conv before an INT8 one
+# writes its input: i8), both with their outputs. The residual add after b and d joins the group of d,
 # the first conv whose epilogue reaches it. A Tanh comes first, as in a network whose first
 # layer computes the convs' input.
 CASES = [
     ("bottleneck", (2, 32, 12, 12),
      [("a", "t", 32, 32, 3, 1, True, True, None), ("d", "t", 32, 64, 1, 1, False, False, None),
       ("b", "a", 32, 64, 1, 1, True, True, "d")],
-     {"a": "i8", "b": "bf16", "d": "bf16"}),
+     {"a": "i8", "b": "i8", "d": "bf16 residual"}),
+    # d's value is read by e and by e's residual add, both through its quantization: d writes
+    # int8 only, and e's graph reads it twice.
     ("two_blocks", (2, 32, 10, 10),
      [("a", "t", 32, 32, 3, 1, True, True, None), ("d", "t", 32, 64, 1, 1, False, False, None),
       ("b", "a", 32, 64, 1, 1, True, True, "d"), ("e", "b", 64, 64, 3, 1, True, True, "b")],
-     {"a": "i8", "b": "bf16", "d": "bf16+i8", "e": "bf16"}),
-    # ResNet-50's stem after kiln-space-to-depth-convs: 5x5 taps over 16 channels.
-    ("stem_5x5_c16", (2, 16, 20, 20), [("s", "t", 16, 64, 5, 1, True, True, None)], {"s": "bf16"}),
-    ("strided", (1, 48, 15, 15), [("s", "t", 48, 32, 3, 2, True, True, None)], {"s": "bf16"}),
+     {"a": "i8", "b": "i8", "d": "i8 residual", "e": "bf16 residual"}),
+    # ResNet-50's stem after kiln-space-to-depth-convs, 5x5 taps over 16 channels, stays bf16
+    # (cuDNN's INT8 engines for 16 channels are slower than bf16's) and writes the int8 input of
+    # the INT8 conv after it.
+    ("stem_5x5_c16", (2, 16, 20, 20), [("s", "t", 16, 64, 5, 1, True, True, None), ("a", "s", 64, 32, 3, 1, True, True, None)],
+     {"a": "bf16"}, {}, {"s": "i8"}),
+    ("strided", (1, 64, 15, 15), [("s", "t", 64, 32, 3, 2, True, True, None)], {"s": "bf16"}),
     ("odd_channels", (1, 24, 8, 8), [("o", "t", 24, 32, 3, 1, True, False, None)], {}),
-    # The stem kept in bf16: its graph writes the next INT8 conv's int8 input.
-    ("kept_stem", (2, 16, 12, 12), [("s", "t", 16, 32, 5, 1, True, True, None), ("a", "s", 32, 32, 3, 1, True, True, None)],
+    # A conv kept in bf16 by --keep-unquantized: its graph writes the next INT8 conv's input.
+    ("kept", (2, 32, 12, 12), [("s", "t", 32, 32, 5, 1, True, True, None), ("a", "s", 32, 32, 3, 1, True, True, None)],
      {"a": "bf16"}, {"s": "i8"}),
 ]
 
@@ -83,6 +90,7 @@ def make_model(case, rng, path):
 def check_case(kiln, work, case, compile_only):
     name, shape, convs, int8 = case[:4]
     kept = case[4] if len(case) > 4 else {}
+    outputs = {**kept, **(case[5] if len(case) > 5 else {})}
     flags = ["--keep-unquantized", ",".join(kept)] if kept else []
     rng = np.random.default_rng(len(name))
     model = os.path.join(work, name + ".onnx")
@@ -94,17 +102,22 @@ def check_case(kiln, work, case, compile_only):
         # The step of a conv is the one reading its weight (a residual add may join another's).
         step = [line for line in steps if " conv " in line and f" w={conv}:" in line]
         if conv in int8:
-            y = int8[conv].split("+")[0]
+            output, *more = int8[conv].split()
+            y = output.split("+")[0]
             want = [f"w={conv}:i8[", f"y={conv}:{y}[", f"scale={conv}.scale:f32[{k}]",
-                    f"yScale={conv}.y_scale:f32[1]" if "i8" in int8[conv] else "yScale=-",
-                    f"yQuantized={conv}#quantized:i8[" if "+" in int8[conv] else "yQuantized=-"]
-        elif conv in kept:
-            y_scale = f"{conv}.y_scale:f32[1]" if kept[conv] == "i8" else "-"
-            want = [f"w={conv}:bf16[", f"y={conv}:{kept[conv]}[", f"scale=- yScale={y_scale}"]
+                    f"yScale={conv}.y_scale:f32[1]" if "i8" in output else "yScale=-",
+                    f"yQuantized={conv}#quantized:i8[" if "+" in output else "yQuantized=-",
+                    f"residualScale={conv}.residual_scale:f32[1]" if "residual" in more else "residualScale=-"]
+
         else:
-            want = [f"w={conv}:bf16[", "scale=- yScale=-"]
+            y = outputs.get(conv, "bf16")
+            want = [f"w={conv}:bf16[", f"y={conv}:{y}[", f"scale=- yScale={conv}.y_scale:f32[1]" if y == "i8" else
+                    "scale=- yScale=-"]
         int8_x = len(step) == 1 and re.search(r" x=\S*:i8\[", step[0])
-        if len(step) != 1 or not all(w in step[0] for w in want) or (conv in int8) != bool(int8_x):
+        int8_residual = len(step) == 1 and re.search(r" residual=\S*:i8\[", step[0])
+        wants_residual = conv in int8 and "residual" in int8[conv].split()[1:]
+        if len(step) != 1 or not all(w in step[0] for w in want) or (conv in int8) != bool(int8_x) or \
+                wants_residual != bool(int8_residual):
             return f"conv {conv} should be one {'INT8' if conv in int8 else 'bf16'} conv step with {want} and " \
                 f"{'an int8' if conv in int8 else 'a bf16'} x:\n" + \
                 "\n".join(steps)

@@ -82,3 +82,24 @@ func.func @kept(%x: tensor<2x4x4x32xbf16>) -> tensor<2x4x4x16xi8> {
   %rq = kiln.quantize %r, %s, %z : (tensor<2x4x4x16xbf16>, tensor<bf16>, tensor<i8>) -> tensor<2x4x4x16xi8>
   return %rq : tensor<2x4x4x16xi8>
 }
+
+// A residual read through its int8 quantization joins the group too: the graph reads it int8
+// (residualScale). Its dequantization, shared with another reader, is cloned for the group.
+// GROUP-LABEL: func.func @residual
+// GROUP: %[[RD:.*]] = kiln.dequantize %arg1
+// GROUP: kiln.fusion_group "conv"(%{{.*}}, %arg1, %{{.*}}) : ({{.*}}tensor<2x4x4x16xi8>{{.*}}) -> tensor<2x4x4x16xbf16>
+// GROUP: %[[V:.*]] = kiln.conv
+// GROUP: %[[D:.*]] = kiln.dequantize
+// GROUP: kiln.add %[[V]], %[[D]]
+// GROUP: kiln.relu
+// GROUP: return %{{.*}}, %[[RD]]
+func.func @residual(%x: tensor<2x4x4x32xbf16>, %rq: tensor<2x4x4x16xi8>) -> (tensor<2x4x4x16xbf16>, tensor<2x4x4x16xbf16>) {
+  %s = kiln.constant dense<0.05> : tensor<bf16>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %w = kiln.constant dense<0.25> : tensor<16x1x1x32xbf16>
+  %rd = kiln.dequantize %rq, %s, %z : (tensor<2x4x4x16xi8>, tensor<bf16>, tensor<i8>) -> tensor<2x4x4x16xbf16>
+  %c = kiln.conv %x, %w {channels_last = true, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x4x32xbf16>, tensor<16x1x1x32xbf16>) -> tensor<2x4x4x16xbf16>
+  %a = kiln.add %c, %rd : (tensor<2x4x4x16xbf16>, tensor<2x4x4x16xbf16>) -> tensor<2x4x4x16xbf16>
+  %r = kiln.relu %a : tensor<2x4x4x16xbf16>
+  return %r, %rd : tensor<2x4x4x16xbf16>, tensor<2x4x4x16xbf16>
+}

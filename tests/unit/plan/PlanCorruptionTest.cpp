@@ -103,21 +103,21 @@ TEST(PlanCorruption, WrongMagic) {
 
 TEST(PlanCorruption, UnknownFormatVersion) {
   std::vector<uint8_t> bytes = serializePlan(makeSamplePlan());
-  write32(bytes, format::kVersionOffset, 9);
+  write32(bytes, format::kVersionOffset, 10);
   resealPlanBytes(bytes); // a well-formed file from a future kiln
   StatusOr<Plan> parsed = parsePlan(bytes, "future.kiln");
   EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidPlan);
   EXPECT_EQ(parsed.status().message(),
-            "future.kiln: unknown plan format version 9; this runtime reads version 8 only: recompile the model with "
+            "future.kiln: unknown plan format version 10; this runtime reads version 9 only: recompile the model with "
             "the `kiln compile` that matches this runtime (or load it with the runtime of the kiln that wrote it)");
-  // Files of earlier formats (7: convolutions without INT8 scales; 6: gemms without scaleD; 5: metadata without per-node precision; 4: steps without their ONNX values; 3: convolutions without
+  // Files of earlier formats (8: convolutions without an int8 residual; 7: convolutions without INT8 scales; 6: gemms without scaleD; 5: metadata without per-node precision; 4: steps without their ONNX values; 3: convolutions without
   // layout and epilogue; 2: steps without their ONNX nodes; 1: before per-buffer types) are
   // refused the same way.
-  for (uint32_t old : {7u, 6u, 5u, 4u, 3u, 2u, 1u}) {
+  for (uint32_t old : {8u, 7u, 6u, 5u, 4u, 3u, 2u, 1u}) {
     write32(bytes, format::kVersionOffset, old);
     resealPlanBytes(bytes);
     EXPECT_PARSE_ERROR(bytes, "unknown plan format version " + std::to_string(old) +
-                                  "; this runtime reads version 8 only");
+                                  "; this runtime reads version 9 only");
   }
 }
 
@@ -177,7 +177,7 @@ TEST(PlanCorruption, NonCanonicalLayoutBehindValidChecksums) {
   std::vector<uint8_t> flags = good;
   write32(flags, format::kFlagsOffset, 4);
   resealPlanBytes(flags);
-  EXPECT_PARSE_ERROR(flags, "the header has flags 4 that format version 8 does not define");
+  EXPECT_PARSE_ERROR(flags, "the header has flags 4 that format version 9 does not define");
 
   std::vector<uint8_t> header = good;
   write32(header, format::kHeaderSizeOffset, 48);

@@ -144,7 +144,7 @@ TEST(PlanText, JsonCheckerRejectsInvalidJson) {
 TEST(PlanText, TextOfTheSamplePlan) {
   Plan plan = makeSamplePlan();
   std::string expected =
-      "kiln-plan format=8 weightsBytes=3904\n"
+      "kiln-plan format=9 weightsBytes=3904\n"
       "metadata compilerVersion=\"0.1.0\" computeCapability=90 cudaVersion=13.0 cudnnVersion=9.19.0 "
       "cublasLtVersion=13.1.0 precision=\"tf32\" precisionOverrides=[] precisionChoice=\"\" model=\"tiny.onnx\" arenaBytes=5376 arenaLowerBound=4000\n"
       "input 0 \"x\" type=f32[1,3,8,8] buffer=x:f32[1,3,8,8]\n"
@@ -165,7 +165,7 @@ TEST(PlanText, TextOfTheSamplePlan) {
       "step 0 \"/conv1/Conv\" op=\"kiln.conv\" nodes=[\"/conv1/Conv\"] conv math=tf32 transpose=0 "
       "xShape=[1,3,8,8] wShape=[4,3,3,3] yShape=[1,4,8,8] pads=[1,1] strides=[1,1] dilations=[1,1] groups=1 "
       "channelsLast=0 activation=relu activationAlpha=0 activationBeta=0 x=x:f32[1,3,8,8] w=conv.w:f32[4,3,3,3] "
-      "y=conv.y:f32[1,4,8,8] bias=conv.b:f32[4] residual=- scale=- yScale=- yQuantized=- values=[] valueBuffers=[]\n"
+      "y=conv.y:f32[1,4,8,8] bias=conv.b:f32[4] residual=- scale=- yScale=- yQuantized=- residualScale=- values=[] valueBuffers=[]\n"
       "step 1 \"/relu1/Relu\" op=\"kiln.relu\" nodes=[\"/relu1/Relu\"] kernel image=0 function=\"relu_f32_256\" "
       "grid=[1,1,1] block=[256,1,1] sharedBytes=0 args=[conv.y:f32[1,4,8,8],relu.y:f32[1,4,8,8]] "
       "values=[\"/relu1/Relu_output_0\"] valueBuffers=[relu.y:f32[1,4,8,8]]\n"
@@ -176,7 +176,7 @@ TEST(PlanText, TextOfTheSamplePlan) {
       "step 4 \"/up/ConvTranspose\" op=\"kiln.conv_transpose\" nodes=[\"/up/ConvTranspose\"] conv math=strict-f32 "
       "transpose=1 xShape=[1,4,8,8] wShape=[4,2,2,2] yShape=[1,2,16,16] pads=[0,0] strides=[2,2] dilations=[1,1] "
       "groups=1 channelsLast=0 activation=none activationAlpha=0 activationBeta=0 x=conv.y:f32[1,4,8,8] "
-      "w=up.w:f32[4,2,2,2] y=up.y:f32[1,2,16,16] bias=- residual=- scale=- yScale=- yQuantized=- values=[] valueBuffers=[]\n"
+      "w=up.w:f32[4,2,2,2] y=up.y:f32[1,2,16,16] bias=- residual=- scale=- yScale=- yQuantized=- residualScale=- values=[] valueBuffers=[]\n"
       "step 5 \"/bmm/MatMul\" op=\"kiln.matmul\" nodes=[\"/bmm/MatMul\",\"/bmm/Mul\",\"/bmm/Add\"] gemm "
       "math=strict-f32 batch=2 m=4 n=4 k=4 transA=1 transB=1 strideA=16 strideB=0 strideC=16 strideD=16 "
       "alpha=0.25 beta=0.5 activation=gelu a=relu.y:f32[1,4,8,8] b=bmm.b:f32[4,4] d=up.y:f32[1,2,16,16] "
@@ -222,7 +222,7 @@ TEST(PlanText, JsonOfTheSamplePlan) {
   JsonChecker checker(json);
   EXPECT_TRUE(checker.valid()) << "invalid JSON near byte " << checker.position() << ":\n" << json;
   for (const std::string &line : {
-           std::string("{\n  \"format\": 8,\n"),
+           std::string("{\n  \"format\": 9,\n"),
            std::string("  \"metadata\": {\"compilerVersion\": \"0.1.0\", \"computeCapability\": 90, \"cudaVersion\": "
                        "13000, \"cudnnVersion\": 91900, \"cublasLtVersion\": 130100, \"precision\": \"tf32\", "
                        "\"precisionOverrides\": [], \"precisionChoice\": \"\", \"model\": \"tiny.onnx\", \"arenaBytes\": 5376, \"arenaLowerBound\": 4000},\n"),
@@ -241,7 +241,7 @@ TEST(PlanText, JsonOfTheSamplePlan) {
                        "\"f32\", \"shape\": [1,3,8,8]}, \"w\": {\"index\": 1, \"name\": \"conv.w\", \"dtype\": "
                        "\"f32\", \"shape\": [4,3,3,3]}, \"y\": {\"index\": 3, \"name\": \"conv.y\", \"dtype\": "
                        "\"f32\", \"shape\": [1,4,8,8]}, \"bias\": {\"index\": 2, \"name\": \"conv.b\", \"dtype\": "
-                       "\"f32\", \"shape\": [4]}, \"residual\": null, \"scale\": null, \"yScale\": null, \"yQuantized\": null, \"values\": [], \"valueBuffers\": []},\n"),
+                       "\"f32\", \"shape\": [4]}, \"residual\": null, \"scale\": null, \"yScale\": null, \"yQuantized\": null, \"residualScale\": null, \"values\": [], \"valueBuffers\": []},\n"),
            std::string("    {\"name\": \"/relu1/Relu\", \"op\": \"kiln.relu\", \"nodes\": [\"/relu1/Relu\"], \"kind\": "
                        "\"kernel\", \"image\": 0, \"function\": \"relu_f32_256\", \"grid\": [1,1,1], \"block\": "
                        "[256,1,1], \"sharedBytes\": 0, \"args\": [{\"index\": 3, \"name\": \"conv.y\", \"dtype\": "
@@ -325,7 +325,7 @@ TEST(PlanText, ViewsOfAnInvalidPlanStillWork) {
 
 TEST(PlanText, EmptyPlan) {
   Plan plan;
-  EXPECT_EQ(planToText(plan), "kiln-plan format=8 weightsBytes=0\n"
+  EXPECT_EQ(planToText(plan), "kiln-plan format=9 weightsBytes=0\n"
                               "metadata compilerVersion=\"\" computeCapability=90 cudaVersion=none cudnnVersion=none "
                               "cublasLtVersion=none precision=\"\" precisionOverrides=[] precisionChoice=\"\" model=\"\" arenaBytes=0 arenaLowerBound=0\n");
   std::string json = planToJson(plan);

@@ -221,6 +221,23 @@ const BreakCase kCases[] = {
      },
      "step 0 '/conv1/Conv' (kiln.conv): yQuantized goes with a float y and a yScale"},
 
+    // An int8 residual and its scale (one f32), channels last.
+    {"Int8ResidualWithoutScale",
+     [](Plan &p) {
+       conv(p, 0).channelsLast = true;
+       p.buffers.push_back({"res", MemorySpace::Arena, 5376, 256, DType::I8, {1, 4, 8, 8}});
+       p.metadata.arenaBytes += 256;
+       conv(p, 0).residual = 12;
+     },
+     "step 0 '/conv1/Conv' (kiln.conv): an int8 residual needs its residualScale"},
+    {"ResidualScaleWithFloatResidual",
+     [](Plan &p) {
+       conv(p, 0).channelsLast = true;
+       conv(p, 0).residual = 4;
+       conv(p, 0).residualScale = 2;
+     },
+     "step 0 '/conv1/Conv' (kiln.conv): residualScale goes with an int8 residual of a channels-last convolution"},
+
     // Convolution geometry and buffers.
     {"ConvXTooSmall", [](Plan &p) { conv(p, 0).x = 2; },
      "step 0 '/conv1/Conv' (kiln.conv): x needs 768 bytes but buffer 2 'conv.b' has 16"},
@@ -424,7 +441,7 @@ TEST(PlanValidate, OperandSizesUseEachOperandsType) {
   EXPECT_NE(s.message().find("A needs 72 bytes but buffer 0 'x' has 64"), std::string::npos) << s.toString();
 }
 
-TEST(PlanValidate, FloatConvMayWriteInt8) {
+TEST(PlanValidate, FloatConvMayWriteAndAddInt8) {
   // An int8 y with its yScale, or the f32 y and its int8 quantization (a new int8 buffer).
   auto withInt8Buffer = [] {
     Plan plan = makeSamplePlan();
@@ -440,6 +457,13 @@ TEST(PlanValidate, FloatConvMayWriteInt8) {
   Plan both = withInt8Buffer();
   conv(both, 0).yQuantized = 12;
   EXPECT_TRUE(validatePlan(both).isOk()) << validatePlan(both).toString();
+  // An int8 residual with its scale.
+  Plan residual = withInt8Buffer();
+  conv(residual, 0).yScale.reset();
+  conv(residual, 0).residual = 12;
+  conv(residual, 0).residualScale = 2;
+  EXPECT_TRUE(validatePlan(residual).isOk()) << validatePlan(residual).toString();
+  EXPECT_TRUE(parsePlan(serializePlan(residual)).isOk());
 }
 
 TEST(PlanValidate, ScratchIsAByteTensor) {
