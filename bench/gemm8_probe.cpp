@@ -55,10 +55,10 @@ int main() {
   };
   char *base = nullptr;
   const size_t chunk = size_t(256) << 20;
-  cudaMalloc(&base, chunk * 6);
-  cudaMemset(base, 0, chunk * 6);
+  cudaMalloc(&base, chunk * 7);
+  cudaMemset(base, 0, chunk * 7);
   void *a = base, *b = base + chunk, *d = base + 2 * chunk, *bias = base + 3 * chunk, *alphas = base + 4 * chunk,
-       *workspace = base + 5 * chunk;
+       *workspace = base + 5 * chunk, *c = base + 6 * chunk;
   std::vector<float> ones(4096, 1.0f);
   cudaMemcpy(alphas, ones.data(), ones.size() * 4, cudaMemcpyHostToDevice);
   cudaEvent_t start, stop;
@@ -92,7 +92,9 @@ int main() {
       cublasLtMatrixLayout_t la, lb, lc, ld;
       cublasLtMatrixLayoutCreate(&la, f.ab, k, m, k);
       cublasLtMatrixLayoutCreate(&lb, f.ab, k, n, k);
+      // An E4M3 D takes a bf16 C of its own (cuBLASLt runs in place only with one layout).
       cudaDataType_t cType = f.d == CUDA_R_8F_E4M3 ? CUDA_R_16BF : f.d;
+      void *cPtr = f.d == CUDA_R_8F_E4M3 ? c : d;
       cublasLtMatrixLayoutCreate(&lc, cType, m, n, m);
       cublasLtMatrixLayoutCreate(&ld, f.d, m, n, m);
       cublasLtMatmulPreference_t pref;
@@ -109,15 +111,15 @@ int main() {
       const void *alphaPtr = f.alphaVector ? alphas : f.scale == CUDA_R_32I ? (const void *)&alphaI : (const void *)&alpha;
       const void *betaPtr = f.scale == CUDA_R_32I ? (const void *)&betaI : (const void *)&beta;
       for (int i = 0; st == CUBLAS_STATUS_SUCCESS && i < found; ++i) {
-        if (cublasLtMatmul(lt, desc, alphaPtr, a, la, b, lb, betaPtr, d, lc, d, ld, &results[i].algo, workspace, wsBytes,
-                           nullptr) != CUBLAS_STATUS_SUCCESS)
+        if (cublasLtMatmul(lt, desc, alphaPtr, a, la, b, lb, betaPtr, cPtr, lc, d, ld, &results[i].algo, workspace,
+                           wsBytes, nullptr) != CUBLAS_STATUS_SUCCESS)
           continue;
         cudaDeviceSynchronize();
         float tbest = 1e9;
         for (int it = 0; it < 10; ++it) {
           cudaEventRecord(start);
-          cublasLtMatmul(lt, desc, alphaPtr, a, la, b, lb, betaPtr, d, lc, d, ld, &results[i].algo, workspace, wsBytes,
-                         nullptr);
+          cublasLtMatmul(lt, desc, alphaPtr, a, la, b, lb, betaPtr, cPtr, lc, d, ld, &results[i].algo, workspace,
+                         wsBytes, nullptr);
           cudaEventRecord(stop);
           cudaEventSynchronize(stop);
           float ms = 0;
