@@ -14,6 +14,10 @@ Checks, with the interpreter as the independent judge (`kiln eval`, no GPU neede
   - `kiln eval` with the chosen overrides is within the budget of `kiln eval` in fp32 on the
     calibration inputs and on held-out inputs, pure half is not;
   - a generous budget chooses pure half precision with no fp32 node;
+  - 8 bits: on a small CNN (two 3x3 convs over 32 channels) a generous budget chooses int8 (its
+    report lists the int8 and fp8 candidates and how much of the model each runs in 8 bits; the
+    ranges it measured lie beside the plan and reproduce its accuracy in `kiln eval`), a tight
+    one does not;
   - usage errors exit 2, a calibration input without a file for a model input exits 1 naming it.
 """
 import argparse
@@ -43,6 +47,24 @@ def make_model(path):
              helper.make_node("MatMul", ["h2_relu", "W3"], ["y"], name="fc3")]
     graph = helper.make_graph(nodes, "offset_mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def make_cnn(path):
+    """Two 3x3 convolutions over 32 channels with ReLU: what INT8 convolutions take."""
+    rng = np.random.default_rng(5)
+    inits, nodes, x = [], [], "x"
+    for i in range(2):
+        inits.append(numpy_helper.from_array((rng.standard_normal((32, 32, 3, 3)) / 17).astype(np.float32), f"w{i}"))
+        inits.append(numpy_helper.from_array((rng.standard_normal(32) * 0.1).astype(np.float32), f"b{i}"))
+        nodes.append(helper.make_node("Conv", [x, f"w{i}", f"b{i}"], [f"c{i}"], name=f"conv{i}", pads=[1] * 4))
+        nodes.append(helper.make_node("Relu", [f"c{i}"], [f"r{i}"], name=f"relu{i}"))
+        x = f"r{i}"
+    nodes.append(helper.make_node("Identity", [x], ["y"], name="out"))
+    graph = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 32, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 32, 8, 8])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(model)
     onnx.save(model, path)
@@ -145,6 +167,52 @@ def main():
         loose = json.load(open(report))["choice"] if r.returncode == 0 else {}
         check(r.returncode == 0 and loose.get("fp32_nodes") == [] and loose.get("precision") in ("bf16", "fp16"),
               f"a generous budget keeps pure half precision ({loose})")
+
+        # 8 bits, on a CNN: a generous budget takes INT8 convolutions, a tight one does not.
+        cnn = os.path.join(work, "cnn.onnx")
+        make_cnn(cnn)
+        cnn_calib = os.path.join(work, "cnn_calib")
+        for name in ("a", "b"):
+            os.makedirs(os.path.join(cnn_calib, name))
+            np.save(os.path.join(cnn_calib, name, "x.npy"), rng.standard_normal((2, 32, 8, 8)).astype(np.float32))
+        cnn_plan = os.path.join(work, "cnn.kiln")
+        r = run([args.kiln, "compile", cnn, "-o", cnn_plan, "--precision", "auto", "--max-error", "0.2",
+                 "--calibration", cnn_calib, "--precision-report", report])
+        eight = json.load(open(report))["choice"] if r.returncode == 0 else {}
+        tried = {t["what"].split(" ")[0]: t for t in eight.get("trials", [])}
+        check(r.returncode == 0 and eight.get("precision") == "int8",
+              f"a generous budget on a CNN chooses int8 ({eight.get('precision')}: {r.stderr.strip()[-300:]})")
+        check("int8" in tried and "fp8" in tried and tried["int8"]["within_budget"] and
+              "(100% of multiply-adds in 8 bits)" in tried["int8"]["what"] and "(0% of" in tried["fp8"]["what"],
+              f"the report lists the 8-bit candidates with their 8-bit share ({list(t['what'] for t in eight.get('trials', []))})")
+        r = run([args.kiln, "inspect", cnn_plan])
+        convs = [line for line in r.stdout.splitlines() if line.startswith("step ") and " conv " in line]
+        check('precision="int8"' in r.stdout and len(convs) == 2 and all(":i8[" in c for c in convs),
+              f"the plan is int8 with two INT8 conv steps ({len(convs)})")
+        ranges = cnn_plan + ".calib.json"
+        check(os.path.exists(ranges), "the ranges the search measured lie beside the plan")
+        if os.path.exists(ranges):
+            # The search's error is the largest over the calibration inputs.
+            err = 0.0
+            for name in ("a", "b"):
+                x = os.path.join(cnn_calib, name, "x.npy")
+                outs = {}
+                for tag, extra in (("fp32", []), ("int8", ["--precision", "int8", "--calibration", ranges])):
+                    out = os.path.join(work, f"cnn-{name}-{tag}")
+                    r = run([args.kiln, "eval", cnn, "--input", f"x={x}", "--output-dir", out, *extra])
+                    outs[tag] = np.load(os.path.join(out, "y.npy")).astype(np.float64) if r.returncode == 0 else None
+                if outs["int8"] is None or outs["fp32"] is None:
+                    err = float("inf")
+                    break
+                err = max(err, float(np.abs(outs["int8"] - outs["fp32"]).max() / np.abs(outs["fp32"]).max()))
+            check("int8" in tried and abs(err - tried["int8"]["error"]) <= 1e-6 * max(1.0, err),
+                  f"kiln eval with those ranges reproduces the int8 candidate's error ({err:.4g} vs "
+                  f"{tried.get('int8', {}).get('error')})")
+        r = run([args.kiln, "compile", cnn, "-o", os.path.join(work, "cnn-tight.kiln"), "--precision", "auto",
+                 "--max-error", "2e-3", "--calibration", cnn_calib, "--precision-report", report, "--quiet"])
+        tight = json.load(open(report))["choice"] if r.returncode == 0 else {}
+        check(r.returncode == 0 and tight.get("precision") in ("bf16", "fp16", "fp32"),
+              f"a tight budget on the CNN keeps it out of 8 bits ({tight.get('precision')})")
 
         # No headroom: the search may use the whole budget (and says so).
         r = run([args.kiln, "compile", model, "-o", os.path.join(work, "tight.kiln"), "--precision", "auto",

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CalibrationRun.h"
 #include "CalibrationSamples.h"
 #include "Commands.h"
 #include "Diagnostics.h"
@@ -67,60 +68,6 @@ Values with NaN or infinite elements are reported; their range leaves those out.
 Exit status: 0 on success, 1 when the model cannot be loaded or evaluated, 2 on a usage error.
 )";
 
-/// One sample's statistics, by ONNX value.
-using RangeMap = llvm::StringMap<RangeHistogram>;
-
-/// The ONNX values `func` computes in evaluation order, graph inputs first (only names).
-std::vector<std::string> valueOrder(mlir::func::FuncOp func) {
-  std::vector<std::string> order;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    order.push_back(interfaceName(func, i, false));
-  func.walk([&](mlir::Operation *op) {
-    for (const std::string &name : onnxValueNames(op))
-      if (!name.empty())
-        order.push_back(name);
-  });
-  return order;
-}
-
-/// The output-channel axis of the constant weight of a conv, conv_transpose, matmul or gemm,
-/// with that weight; nullopt for other ops and weights computed at run time.
-std::optional<std::pair<int64_t, ConstantOp>> constantWeight(mlir::Operation *op) {
-  std::optional<int64_t> axis = weightChannelAxis(op);
-  if (!axis)
-    return std::nullopt;
-  auto constant = op->getOperand(1).getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto type = llvm::cast<mlir::RankedTensorType>(constant.getType());
-  if (!llvm::isa<mlir::FloatType>(type.getElementType()) || type.getRank() <= *axis)
-    return std::nullopt;
-  return std::make_pair(*axis, constant);
-}
-
-llvm::Expected<std::vector<WeightRange>> weightRanges(mlir::func::FuncOp func) {
-  std::vector<WeightRange> out;
-  llvm::Error failed = llvm::Error::success();
-  func.walk([&](mlir::Operation *op) {
-    auto weight = constantWeight(op);
-    if (!weight)
-      return mlir::WalkResult::advance();
-    auto [axis, constant] = *weight;
-    auto absMax = channelAbsMax(constant, axis);
-    if (!absMax) {
-      failed = llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "the weight of " + describeNode(op) + ": " + llvm::toString(absMax.takeError()));
-      return mlir::WalkResult::interrupt();
-    }
-    WeightRange range{nodeName(op), op->getName().getStringRef().str(), axis, std::move(*absMax)};
-    out.push_back(std::move(range));
-    return mlir::WalkResult::advance();
-  });
-  if (failed)
-    return std::move(failed);
-  return out;
-}
-
 class CalibrateCommand : public Command {
 public:
   explicit CalibrateCommand(Categories &categories)
@@ -153,9 +100,6 @@ private:
       llvm::errs() << prefix() << ": " << line << "\n";
   }
 
-  /// Evaluates `func` on every sample (in parallel) and merges every value's statistics.
-  llvm::Expected<RangeMap> collect(mlir::func::FuncOp func, const std::vector<CalibrationSample> &samples);
-
   ModelFlags model;
   cl::opt<std::string> calibration;
   cl::opt<std::string> output;
@@ -163,60 +107,6 @@ private:
   cl::opt<double> percentile;
   cl::opt<bool> quiet;
 };
-
-llvm::Expected<RangeMap> CalibrateCommand::collect(mlir::func::FuncOp func,
-                                                   const std::vector<CalibrationSample> &samples) {
-  RangeMap merged;
-  std::mutex mutex;
-  std::vector<std::string> errors(samples.size());
-  std::atomic<size_t> next{0}, done{0};
-  auto start = std::chrono::steady_clock::now();
-  auto work = [&] {
-    for (size_t s = next++; s < samples.size(); s = next++) {
-      RangeMap ranges;
-      llvm::StringSet<> seen;
-      auto record = [&](const std::string &name, const Tensor &t) {
-        if (!name.empty() && t.isFloat() && seen.insert(name).second)
-          ranges[name].add(t.f);
-      };
-      auto arguments = interpreterArguments(func, samples[s].files, std::nullopt);
-      if (!arguments) {
-        errors[s] = llvm::toString(arguments.takeError());
-        continue;
-      }
-      for (auto [i, t] : llvm::enumerate(*arguments))
-        record(interfaceName(func, i, false), t);
-      auto outputs =
-          interp::evaluateFunction(func, *arguments, [&](mlir::Operation *op, llvm::ArrayRef<Tensor> results) {
-            std::vector<std::string> names = onnxValueNames(op);
-            for (size_t r = 0; r < results.size() && r < names.size(); ++r)
-              record(names[r], results[r]);
-            return llvm::Error::success();
-          });
-      if (!outputs) {
-        errors[s] = llvm::toString(outputs.takeError());
-        continue;
-      }
-      // Merging is exact and order-free (RangeHistogram), so samples merge as they finish.
-      std::lock_guard<std::mutex> lock(mutex);
-      for (auto &entry : ranges)
-        merged[entry.getKey()].merge(entry.getValue());
-      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      progress(llvm::formatv("input {0}/{1} ({2}) done, {3:f1} s", ++done, samples.size(), samples[s].name, seconds));
-    }
-  };
-  size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, samples.size());
-  std::vector<std::thread> pool;
-  for (size_t w = 0; w < workers; ++w)
-    pool.emplace_back(work);
-  for (std::thread &t : pool)
-    t.join();
-  for (size_t s = 0; s < samples.size(); ++s)
-    if (!errors[s].empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "calibration input '" + samples[s].name + "': " + errors[s]);
-  return merged;
-}
 
 int CalibrateCommand::run() {
   auto importOptions = model.importOptions();
@@ -237,71 +127,30 @@ int CalibrateCommand::run() {
   auto module = loadModel(context, model.path(), *importOptions);
   if (!module)
     return failure(llvm::toString(module.takeError()));
-  // What the quantization pass sees: the fp32 module before fusion, in the ONNX layout.
-  PipelineOptions options;
-  options.strictFp32 = true;
-  options.fuse = false;
-  options.fuseAttention = false;
-  options.layout = Layout::NCHW;
-  mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
-  buildOptimizationPipeline(pm, options);
-  if (mlir::failed(pm.run(**module)))
-    return failure("the fp32 optimization pipeline failed (the errors above say where)");
-  auto main = mainFunction(**module);
-  if (!main)
-    return failure(llvm::toString(main.takeError()));
-  mlir::func::FuncOp func = *main;
-
-  std::vector<std::string> inputNames;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    inputNames.push_back(interfaceName(func, i, false));
-  auto samples = readCalibrationSamples(calibration, inputNames);
+  auto inputNames = calibrationInputNames(**module);
+  if (!inputNames)
+    return failure(llvm::toString(inputNames.takeError()));
+  auto samples = readCalibrationSamples(calibration, *inputNames);
   if (!samples)
     return usageError(llvm::toString(samples.takeError()));
   progress(llvm::formatv("evaluating {0} calibration input(s)", samples->size()));
-  auto ranges = collect(func, *samples);
-  if (!ranges)
-    return failure(llvm::toString(ranges.takeError()));
-
-  CalibrationTable table;
-  table.model = llvm::sys::path::filename(model.path()).str();
-  table.compiler = KILN_VERSION;
-  table.samples = samples->size();
-  table.method = method;
-  table.percent = percentile;
-  llvm::StringSet<> listed;
-  for (const std::string &name : valueOrder(func)) {
-    auto it = ranges->find(name);
-    if (it == ranges->end() || !listed.insert(name).second)
-      continue;
-    const RangeHistogram &h = it->getValue();
-    ActivationRange a;
-    a.name = name;
-    a.count = h.count();
-    a.nonFinite = h.nonFinite();
-    a.min = h.min();
-    a.max = h.max();
-    a.minmax = h.absMax();
-    a.percentile = h.percentileThreshold(percentile);
-    a.entropy = h.entropyThreshold();
+  CalibrationRunOptions options;
+  options.method = method;
+  options.percentile = percentile;
+  options.model = llvm::sys::path::filename(model.path()).str();
+  options.progress = [&](const std::string &line) { progress(line); };
+  auto table = measureCalibration(**module, *samples, options);
+  if (!table)
+    return failure(llvm::toString(table.takeError()));
+  for (const ActivationRange &a : table->activations)
     if (a.nonFinite)
-      llvm::errs() << prefix() << ": warning: value '" << name << "' has " << a.nonFinite
+      llvm::errs() << prefix() << ": warning: value '" << a.name << "' has " << a.nonFinite
                    << " NaN or infinite element(s) on the calibration inputs; its range leaves them out\n";
-    table.activations.push_back(std::move(a));
-  }
-  auto weights = weightRanges(func);
-  if (!weights)
-    return failure(llvm::toString(weights.takeError()));
-  table.weights = std::move(*weights);
-
-  std::error_code ec;
-  llvm::raw_fd_ostream os(output, ec, llvm::sys::fs::OF_Text);
-  if (ec)
-    return failure("cannot write '" + output + "': " + ec.message());
-  os << llvm::formatv("{0:2}", toJSON(table)) << "\n";
+  if (llvm::Error err = writeCalibrationTable(*table, output))
+    return failure(llvm::toString(std::move(err)));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   progress(llvm::formatv("wrote {0}: {1} values, {2} weights, {3} input(s), {4:f1} s", output.getValue(),
-                         table.activations.size(), table.weights.size(), table.samples, seconds));
+                         table->activations.size(), table->weights.size(), table->samples, seconds));
   return kExitOk;
 }
 

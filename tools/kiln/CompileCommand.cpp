@@ -48,7 +48,12 @@ every output and input, kiln compare's max rel) is within E less --error-headroo
 rounds a little differently from the interpreter); otherwise the values that add the
 most error (ranked as kiln compare ranks culprits) have their nodes kept in strict fp32, as
 few as a search finds (several candidates a round on threads to spare), every candidate
-measured. The plan records the choice (kiln inspect); --precision-report writes every
+measured. When pure half precision is within the budget, 8 bits are tried too: the ranges are
+measured on the same inputs (as kiln calibrate does) and written beside the plan
+(<plan>.calib.json), and bf16 plans with INT8 convolutions (int8) and with FP8 linear layers
+(fp8) are evaluated; the one within the budget running the most multiply-adds in 8 bits wins
+(judged on the calibration inputs, like every candidate: give held-out inputs to kiln compare
+to check). The plan records the choice (kiln inspect); --precision-report writes every
 candidate tried. The interpreter's time bounds it: a few evaluations of the model per
 calibration input.
 
@@ -194,6 +199,8 @@ private:
     search.headroom = errorHeadroom;
     search.base = base;
     search.progress = progress;
+    search.eightBitCalibration = output + ".calib.json";
+    search.model = llvm::sys::path::filename(model.path()).str();
     auto choice = searchPrecision(module, *samples, search);
     if (!choice)
       return choice.takeError();

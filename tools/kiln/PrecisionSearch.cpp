@@ -2,6 +2,7 @@
 
 #include "PrecisionSearch.h"
 
+#include "CalibrationRun.h"
 #include "InterpreterRun.h"
 #include "ModelLoading.h"
 #include "TensorNpy.h"
@@ -9,6 +10,7 @@
 #include "ValueError.h"
 
 #include "ir/Interpreter/Interpreter.h"
+#include "ir/KilnOps.h"
 #include "ir/Provenance.h"
 #include "runtime/Npy.h"
 
@@ -122,6 +124,8 @@ private:
   llvm::Expected<std::vector<double>> outputErrors(const std::vector<PipelineOptions> &candidates,
                                                    const ObserverFactory &observerFor = {});
   PipelineOptions withFp32Nodes(Precision precision, const std::vector<std::string> &nodes) const;
+  /// Step 5: the 8-bit candidate to choose over pure half precision, if any.
+  llvm::Expected<std::optional<std::pair<PipelineOptions::Quantization, double>>> searchEightBit();
   void say(const std::string &line) const {
     if (options_.progress)
       options_.progress(line);
@@ -370,8 +374,18 @@ llvm::Expected<PrecisionChoice> Search::run() {
     choice_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return std::move(choice_);
   };
-  if (startError <= target_)
+  if (startError <= target_) {
+    if (!options_.eightBitCalibration.empty()) {
+      auto eightBit = searchEightBit();
+      if (!eightBit)
+        return eightBit.takeError();
+      if (*eightBit) {
+        choice_.quantization = (*eightBit)->first;
+        return finish(Precision::BF16, {}, (*eightBit)->second);
+      }
+    }
     return finish(startPrecision, {}, startError);
+  }
 
   // The values that add error, most first, then the other half-precision values by their own
   // error (rounding spread over many values adds up even where no single one grows it); each
@@ -498,8 +512,77 @@ llvm::Expected<PrecisionChoice> Search::run() {
 
 } // namespace
 
+/// The multiply-adds of the convolutions and matmuls of `module` that read an 8-bit operand
+/// (a dequantization, as kiln-fold-quantization leaves the ones codegen runs in 8 bits), and of
+/// all of them.
+std::pair<double, double> eightBitMultiplyAdds(mlir::ModuleOp module) {
+  double eight = 0, all = 0;
+  module.walk([&](mlir::Operation *op) {
+    if (!llvm::isa<ConvOp, MatMulOp>(op))
+      return;
+    auto result = llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType());
+    auto lhs = llvm::cast<mlir::RankedTensorType>(op->getOperand(0).getType());
+    auto weight = llvm::cast<mlir::RankedTensorType>(op->getOperand(1).getType());
+    if (!result.hasStaticShape() || !lhs.hasStaticShape() || !weight.hasStaticShape())
+      return;
+    // conv: each output element sums over one filter (the weight's elements per output channel);
+    // matmul: over the contracted axis.
+    double perOutput = llvm::isa<ConvOp>(op) ? double(weight.getNumElements()) / double(weight.getShape().front())
+                                             : double(lhs.getShape().back());
+    double macs = double(result.getNumElements()) * perOutput;
+    all += macs;
+    if (op->getOperand(0).getDefiningOp<DequantizeOp>())
+      eight += macs;
+  });
+  return {eight, all};
+}
+
+llvm::Expected<std::optional<std::pair<PipelineOptions::Quantization, double>>> Search::searchEightBit() {
+  auto t0 = std::chrono::steady_clock::now();
+  CalibrationRunOptions calibration;
+  calibration.model = options_.model;
+  auto table = measureCalibration(imported_, samples_, calibration);
+  if (!table)
+    return table.takeError();
+  if (llvm::Error err = writeCalibrationTable(*table, options_.eightBitCalibration))
+    return std::move(err);
+  say(llvm::formatv("  {0,-36} ({1:f1} s) -> {2}", "calibration ranges",
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                    options_.eightBitCalibration)
+          .str());
+  std::optional<std::pair<PipelineOptions::Quantization, double>> best;
+  double bestShare = 0;
+  for (const char *type : {"int8", "fp8"}) {
+    auto t1 = std::chrono::steady_clock::now();
+    PipelineOptions o = withFp32Nodes(Precision::BF16, {});
+    o.quantization = PipelineOptions::Quantization{type, options_.eightBitCalibration, "", {}};
+    auto optimized = optimize(o);
+    if (!optimized)
+      return optimized.takeError();
+    auto [eight, all] = eightBitMultiplyAdds(*optimized->module);
+    double share = all > 0 ? eight / all : 0;
+    auto errors = outputErrors({o});
+    if (!errors)
+      return errors.takeError();
+    double error = errors->front();
+    PrecisionTrial t{llvm::formatv("{0} ({1:f0}% of multiply-adds in 8 bits)", type, 100 * share).str(), 0, 0, error,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count(),
+                     error <= target_ && eight > 0};
+    choice_.trials.push_back(t);
+    say(llvm::formatv("  {0,-36} error {1} {2} ({3:f1} s)", t.what, formatError(error),
+                      eight == 0 ? "nothing in 8 bits" : t.withinBudget ? "within" : "over", t.seconds)
+            .str());
+    if (t.withinBudget && share > bestShare) {
+      bestShare = share;
+      best = std::make_pair(*o.quantization, error);
+    }
+  }
+  return best;
+}
+
 PipelineOptions PrecisionChoice::apply(PipelineOptions base) const {
   base.precision = precision;
+  base.quantization = quantization;
   if (precision == Precision::FP32)
     base.strictFp32 = true;
   for (const std::string &node : fp32Nodes)
@@ -508,7 +591,7 @@ PipelineOptions PrecisionChoice::apply(PipelineOptions base) const {
 }
 
 std::string PrecisionChoice::summary() const {
-  std::string out = "auto: " + precisionName(precision).str();
+  std::string out = "auto: " + (quantization ? quantization->type : precisionName(precision).str());
   if (!fp32Nodes.empty())
     out += " with " + std::to_string(fp32Nodes.size()) + " nodes in strict fp32";
   out += ", error " + formatError(error) + " <= " + formatError(target) + " (budget " + formatError(maxError) +
@@ -527,7 +610,7 @@ llvm::json::Value PrecisionChoice::toJSON() const {
                                            {"error", t.error},
                                            {"within_budget", t.withinBudget},
                                            {"seconds", t.seconds}});
-  return llvm::json::Object{{"precision", precisionName(precision)},
+  return llvm::json::Object{{"precision", quantization ? quantization->type : precisionName(precision).str()},
                             {"fp32_nodes", std::move(nodes)},
                             {"error", error},
                             {"max_error", maxError},

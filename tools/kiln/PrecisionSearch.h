@@ -16,6 +16,11 @@
 //      the smallest k for which keeping the nodes of the top-k values in strict fp32 meets the
 //      budget on every input (each step verified: the answer always was measured);
 //   4. when even all of them miss it, the whole model runs in strict fp32.
+//   5. when pure half precision meets the budget and 8-bit candidates are asked for
+//      (`eightBitCalibration`), the ranges are measured on the same inputs (CalibrationRun.h)
+//      and written there, and int8 and fp8 plans (bf16 with INT8 convolutions, with FP8 linear
+//      layers) are evaluated; the one within the budget that runs the most multiply-adds in 8
+//      bits is the answer, if it runs any.
 //
 // The error is max |out - ref| / max |ref| over every output and calibration input, the max
 // relative error of `kiln compare`.
@@ -53,6 +58,8 @@ struct PrecisionTrial {
 struct PrecisionChoice {
   /// The plan's precision: bf16 or fp16, or fp32 when no half-precision candidate met the budget.
   Precision precision = Precision::FP32;
+  /// 8-bit quantization on top of bf16 (`--precision int8|fp8 --calibration FILE`), when chosen.
+  std::optional<PipelineOptions::Quantization> quantization;
   /// ONNX nodes run in strict fp32 (as `--force-precision NAME=fp32` asks), in rank order.
   std::vector<std::string> fp32Nodes;
   double error = 0; // of the chosen candidate, as measured
@@ -81,6 +88,10 @@ struct PrecisionSearchOptions {
   PipelineOptions base;
   /// One line per evaluated candidate; may be empty.
   std::function<void(const std::string &)> progress;
+  /// Where to write the calibration table 8-bit candidates use; empty: none are tried.
+  std::string eightBitCalibration;
+  /// The model's file name, recorded in that table.
+  std::string model;
 };
 
 /// Searches as the file comment says. `imported` is not changed (candidates run on copies).
