@@ -150,7 +150,7 @@ def FoldQuantization : Pass<"kiln-fold-quantization", "mlir::func::FuncOp"> {
     GEMM is slower than the unquantized one and less accurate). A kiln.conv of two dequantized
     int8 operands that cuDNN's INT8 convolutions run (whyNoInt8Conv: zero points 0, the input
     per tensor, a constant weight per tensor or per output channel, channels last, one group,
-    C and K multiples of 16) gets a kiln.dequantize of its input of its own, for its `conv`
+    C a multiple of 32 and K of 16) gets a kiln.dequantize of its input of its own, for its `conv`
     group to take; the others are remarked or, with `drop-unfoldable`, read their unquantized
     operands again. Last, a per-tensor quantization with zero point 0 moves above the reshapes,
     transposes, zero paddings and max pools that only it reads (exact: quantization keeps order
@@ -229,7 +229,8 @@ def FormFusionGroups : Pass<"kiln-form-fusion-groups", "mlir::func::FuncOp"> {
     dequantizations and, when it is the result's only reader, the next layer's quantization.
 
     Channels-last convolutions absorb their bias, residual and one activation into a `conv`
-    group (one cuDNN graph); an INT8 one also its operands' dequantizations and the next INT8
+    group (one cuDNN graph); an INT8 one also its operands' dequantizations. Any of them takes
+    the dequantization of an int8 residual (cloned when other ops read it) and the next INT8
     conv's quantization, as its only result when that is the value's only reader, or as a
     second result beside the value when other steps read it too. Layer norms form `norm`
     groups with the elementwise ops computing their input and the conversions of their result

@@ -66,10 +66,11 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
                          "activations scaled per tensor from the calibration file, weights per\n"
                          "tensor; attention and convolutions stay bf16;\n"
                          "int8 (with --calibration calib.json): bf16, with channels-last\n"
-                         "convolutions (one group, channels multiples of 16) as INT8 cuDNN\n"
-                         "convolutions, activations per tensor, weights per output channel, int8\n"
-                         "between consecutive INT8 convolutions; linear layers, depthwise\n"
-                         "convolutions and attention stay bf16"),
+                         "convolutions (one group, input channels a multiple of 32, output\n"
+                         "channels of 16) as INT8 cuDNN convolutions, activations and residuals\n"
+                         "per tensor, weights per output channel, int8 between consecutive INT8\n"
+                         "convolutions; linear layers, depthwise convolutions and attention stay\n"
+                         "bf16"),
                 cl::sub(sub), cl::cat(categories.optimization)),
       strictFp32("strict-fp32",
                  cl::desc("fp32 ops that remain in a tf32, bf16 or fp16 plan use strict IEEE fp32,\n"
