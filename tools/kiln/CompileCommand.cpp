@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CalibrationRun.h"
 #include "Commands.h"
 #include "Diagnostics.h"
 #include "ModelLoading.h"
@@ -185,13 +186,10 @@ private:
   /// writes --precision-report.
   llvm::Expected<PrecisionChoice> choosePrecision(mlir::ModuleOp module, const PipelineOptions &base,
                                                   const std::function<void(const std::string &)> &progress) {
-    auto main = mainFunction(module);
-    if (!main)
-      return main.takeError();
-    std::vector<std::string> inputNames;
-    for (unsigned i = 0; i < main->getNumArguments(); ++i)
-      inputNames.push_back(interfaceName(*main, i, false));
-    auto samples = readCalibrationSamples(pipeline.calibrationPath(), inputNames);
+    auto inputNames = calibrationInputNames(module);
+    if (!inputNames)
+      return inputNames.takeError();
+    auto samples = readCalibrationSamples(pipeline.calibrationPath(), *inputNames);
     if (!samples)
       return samples.takeError();
     PrecisionSearchOptions search;
