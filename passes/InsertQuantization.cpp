@@ -260,9 +260,6 @@ void InsertQuantizationPass::runOnOperation() {
     if (!dequantized)
       dequantized = quantizeDequantize(builder, input, {*inputScale}, 1, grid);
     op->setOperand(0, dequantized);
-    if (residuals)
-      if (auto conv = llvm::dyn_cast<ConvOp>(op))
-        quantizedConvs.push_back(conv);
     if (constant) {
       op->setOperand(1, quantizeDequantize(builder, weight, weightScale, axis, grid));
     } else {
@@ -271,6 +268,12 @@ void InsertQuantizationPass::runOnOperation() {
         other = quantizeDequantize(builder, weight, weightScale, 1, grid);
       op->setOperand(1, other);
     }
+    // Residuals only of the convs cuDNN's INT8 kernels will run (the others go back to bf16,
+    // where an int8 residual would only round).
+    if (auto conv = llvm::dyn_cast<ConvOp>(op); residuals && conv)
+      if (!whyNoInt8Conv(conv, conv.getInput().getDefiningOp<DequantizeOp>(),
+                         conv.getWeight().getDefiningOp<DequantizeOp>()))
+        quantizedConvs.push_back(conv);
   }
   // The residual a quantized conv's epilogue adds, read through its own quantization (shared
   // with the convs reading that value): the block's input stays int8 for the convolution

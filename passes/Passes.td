@@ -105,8 +105,9 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
     name, ONNX op type or kiln op name), or whose input has no calibrated range, stays as it
     is, with a remark; with `keep-first`, so does an op reading the network's input (through
     reshapes, transposes and casts): the first layer, which sees the raw data. With
-    `residuals`, the residual a quantized conv's epilogue adds (a ResNet block's input or its
-    downsample branch) is read through its quantization too, shared with the convs reading
+    `residuals`, the residual the epilogue of a conv cuDNN's INT8 kernels will run adds (a
+    ResNet block's input or its downsample branch; whyNoInt8Conv) is read through its
+    quantization too, shared with the convs reading
     it: between INT8 convolution graphs the block's values then stay int8. Folding the
     pairs into 8-bit kernels is for codegen; the interpreter evaluates them exactly, so the
     module measures the accuracy 8-bit plans will have.
