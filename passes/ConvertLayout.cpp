@@ -12,11 +12,12 @@
 //    with its weight permuted to KRSC: a constant at compile time, whatever its size and type,
 //    bytes moved without rounding; any other weight through a transpose.
 // 2. Propagation, with the greedy driver, so the transposes meet and cancel:
-//    - the channels-first transpose [0,3,1,2] sinks through elementwise ops (ElementwiseMap)
-//      when every other operand is the same transpose, a constant (permuted at compile time,
-//      lower-rank broadcasts such as a bias [C,1,1] included), a value whose size-1 axes alone
-//      move (a reshape), a broadcast over the batch alone (layout-free), or a value another op
-//      already transposes channels last (the graph input read by the first conv and a
+//    - the channels-first transpose [0,3,1,2] sinks through elementwise ops (ElementwiseMap,
+//      and per-tensor quantize/dequantize: a QDQ model's convs meet) when every other operand
+//      is the same transpose, a constant (permuted at compile time, lower-rank broadcasts such
+//      as a bias [C,1,1] included), a value whose size-1 axes alone move (a reshape), a
+//      broadcast over the batch alone (layout-free), or a value another op already transposes
+//      channels last (the graph input read by the first conv and a
 //      residual add: the same transpose, merged by CSE);
 //    - max/avg pools (2-d) and global pools whose input is that transpose take channels_last
 //      too: they follow the layout, never introduce one;
@@ -137,7 +138,7 @@ struct SinkTransposeThroughElementwise : mlir::RewritePattern {
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
 
   mlir::LogicalResult matchAndRewrite(Operation *op, mlir::PatternRewriter &rewriter) const override {
-    if (!isElementwiseMap(op) || op->getNumResults() != 1)
+    if (!isGroupElementwise(op) || op->getNumResults() != 1)
       return mlir::failure();
     RankedTensorType result = typeOf(op->getResult(0));
     if (result.getRank() != kRank || !llvm::any_of(op->getOperands(), [](Value v) { return channelsLastSource(v); }))

@@ -113,3 +113,27 @@ func.func @stays(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %y: tensor<1x
   %d = kiln.conv %z, %w1 {strides = array<i64: 1>, dilations = array<i64: 1>, pads = array<i64: 0, 0>} : (tensor<1x2x5xf32>, tensor<2x2x1xf32>) -> tensor<1x2x5xf32>
   return %a, %t, %d : tensor<1x2x4x4xf32>, tensor<1x2x8x8xf32>, tensor<1x2x5xf32>
 }
+
+// -----
+
+// A QDQ model's convs: the per-tensor quantize and dequantize between them are elementwise,
+// so the transpose sinks through them and the two convs meet channels last.
+// CHECK-LABEL: func.func @qdq
+// CHECK: kiln.conv {{.*}}channels_last = true
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.quantize {{.*}} -> tensor<1x4x4x32xi8>
+// CHECK: kiln.dequantize {{.*}} -> tensor<1x4x4x32xbf16>
+// CHECK: kiln.relu {{.*}} : tensor<1x4x4x32xbf16>
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.conv {{.*}}channels_last = true
+func.func @qdq(%x: tensor<1x32x4x4xbf16>) -> tensor<1x32x4x4xbf16> {
+  %w = kiln.constant dense<0.5> : tensor<32x32x1x1xbf16>
+  %s = kiln.constant dense<0.05> : tensor<bf16>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %c = kiln.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x32x4x4xbf16>, tensor<32x32x1x1xbf16>) -> tensor<1x32x4x4xbf16>
+  %q = kiln.quantize %c, %s, %z : (tensor<1x32x4x4xbf16>, tensor<bf16>, tensor<i8>) -> tensor<1x32x4x4xi8>
+  %d = kiln.dequantize %q, %s, %z : (tensor<1x32x4x4xi8>, tensor<bf16>, tensor<i8>) -> tensor<1x32x4x4xbf16>
+  %r = kiln.relu %d : tensor<1x32x4x4xbf16>
+  %c2 = kiln.conv %r, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x32x4x4xbf16>, tensor<32x32x1x1xbf16>) -> tensor<1x32x4x4xbf16>
+  return %c2 : tensor<1x32x4x4xbf16>
+}
