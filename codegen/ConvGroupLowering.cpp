@@ -141,10 +141,11 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
       if (!value)
         return value.takeError();
       auto type = llvm::cast<mlir::RankedTensorType>(value->getType());
-      if (residualScale && (type.getShape() != resultType.getShape() || operands.residual))
-        return opError(operation, "internal: a conv group dequantizes an operand that is not its residual");
-      if (residualScale)
+      if (residualScale) {
+        if (type.getShape() != resultType.getShape() || operands.residual)
+          return opError(operation, "internal: a conv group dequantizes an operand that is not its residual");
         operands.residualScale = residualScale;
+      }
       if (type.getShape() == resultType.getShape() && !operands.residual)
         operands.residual = *value;
       else if (type.getNumElements() == channels && !operands.bias)

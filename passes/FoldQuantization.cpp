@@ -112,7 +112,7 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
       mlir::Operation *move = q.getInput().getDefiningOp();
       bool pad = isZeroPadding(move);
       if (!(pad || llvm::isa_and_nonnull<ReshapeOp, TransposeOp, MaxPoolOp>(move)) || !q.getInput().hasOneUse() ||
-          !isPerTensorQuantization(q) || !isZeroConstant(q.getZeroPoint()))
+          !isSymmetricPerTensorQuantization(q))
         continue;
       mlir::OpBuilder builder(q);
       mlir::Value source = move->getOperand(0);

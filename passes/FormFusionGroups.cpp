@@ -296,8 +296,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       for (mlir::OpOperand &operand : add->getOpOperands()) {
         auto dq = operand.get().getDefiningOp<DequantizeOp>();
         if (!dq || members.contains(dq) || operand.get().getType() != add.getType() ||
-            !isPerTensorQuantization(dq) || !isZeroConstant(dq.getZeroPoint()) ||
-            !isInt8Element(elementOf(dq.getInput())))
+            !isSymmetricPerTensorQuantization(dq) || !isInt8Element(elementOf(dq.getInput())))
           continue;
         if (!dq->hasOneUse()) {
           mlir::OpBuilder builder(add);
@@ -317,8 +316,8 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
   /// cuDNN's scaled int8 y).
   static bool isScaledOutput(Operation *op, Value value, bool (*accepts)(Type)) {
     auto quantize = llvm::dyn_cast<QuantizeOp>(op);
-    return quantize && quantize.getInput() == value && isPerTensorQuantization(quantize) &&
-           isZeroConstant(quantize.getZeroPoint()) && accepts(elementOf(quantize.getResult()));
+    return quantize && quantize.getInput() == value && isSymmetricPerTensorQuantization(quantize) &&
+           accepts(elementOf(quantize.getResult()));
   }
 
   /// One per-tensor, symmetric int8 quantization among several users of `value`; null

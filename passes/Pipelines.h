@@ -81,11 +81,11 @@ struct PipelineOptions {
 /// quotes the value and says the form (callers name the option).
 llvm::Expected<PrecisionOverride> parsePrecisionOverride(llvm::StringRef text);
 
-/// Adds the whole optimization pipeline for `options` to `pm` (which runs on a ModuleOp).
 /// What a plan of `options` is called: "int8" or "fp8" with 8-bit quantization, else the
 /// precision's name (kiln inspect's and the value dumps' `precision`).
 std::string planPrecisionName(const PipelineOptions &options);
 
+/// Adds the whole optimization pipeline for `options` to `pm` (which runs on a ModuleOp).
 void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
 
 /// Registers `kiln-pipeline` with MLIR's pass registry (for kiln-opt), with options mirroring

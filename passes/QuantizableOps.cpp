@@ -105,6 +105,11 @@ std::optional<QuantizedConv> matchQuantizedConv(ConvOp conv) {
   return QuantizedConv{input, weight};
 }
 
+bool isSymmetricPerTensorQuantization(mlir::Operation *op) {
+  // Both ops take (value, scale, zero point).
+  return op && isPerTensorQuantization(op) && isZeroConstant(op->getOperand(2));
+}
+
 bool isZeroPadding(mlir::Operation *op) {
   auto pad = llvm::dyn_cast_or_null<PadOp>(op);
   return pad && pad.getMode() == "constant" && isZeroConstant(pad.getValue());

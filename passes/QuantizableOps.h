@@ -66,6 +66,10 @@ std::optional<QuantizedConv> matchQuantizedConv(ConvOp conv);
 /// Whether `value` is a kiln.constant whose every element is 0 (a symmetric zero point).
 bool isZeroConstant(mlir::Value value);
 
+/// Whether `op` is a kiln.quantize or kiln.dequantize with one scale and zero point 0: what the
+/// libraries' scaled 8-bit inputs and outputs compute.
+bool isSymmetricPerTensorQuantization(mlir::Operation *op);
+
 /// Whether `op` is a kiln.pad adding zeros (constant mode, value 0).
 bool isZeroPadding(mlir::Operation *op);
 

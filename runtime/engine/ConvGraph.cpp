@@ -70,7 +70,7 @@ public:
       k += "(" + std::to_string(s.activationAlpha) + "," + std::to_string(s.activationBeta) + ")";
     if (plan_.buffers[s.x].dtype == plan::DType::F32)
       k += s.math == plan::MathMode::StrictF32 ? " math=strict" : " math=tf32";
-    if (int8() || s.yScale || s.residualScale) {
+    if (eightBit()) {
       k += " y=" + operandTypeName(plan_, s.y) + (s.yQuantized ? "+i8" : "");
       for (auto [name, buffer] : {std::pair<const char *, std::optional<uint32_t>>{"bias", s.bias},
                                   {"residual", s.residual}})
@@ -200,12 +200,15 @@ public:
   }
 
   std::string remedy() const override {
-    return int8() ? "compile the model with --precision bf16 (this INT8 convolution has no cuDNN engine here)"
-                  : "compile the model with --layout nchw";
+    return eightBit() ? "compile the model with --precision bf16 (this 8-bit convolution has no cuDNN engine here)"
+                      : "compile the model with --layout nchw";
   }
 
 private:
   bool int8() const { return plan_.buffers[step_.x].dtype == plan::DType::I8; }
+  /// Whether the graph reads or writes int8: an INT8 convolution, or a float one with an int8
+  /// output or residual.
+  bool eightBit() const { return int8() || step_.yScale || step_.residualScale; }
 
   const plan::Plan &plan_;
   plan::ConvStep step_;

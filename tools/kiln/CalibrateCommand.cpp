@@ -9,40 +9,23 @@
 #include "CalibrationSamples.h"
 #include "Commands.h"
 #include "Diagnostics.h"
-#include "InterpreterRun.h"
 #include "ModelLoading.h"
 
-#include "ir/Interpreter/Interpreter.h"
-#include "ir/KilnOps.h"
-#include "ir/Provenance.h"
 #include "passes/CalibrationTable.h"
-#include "passes/Pipelines.h"
-#include "passes/QuantizableOps.h"
-#include "passes/RangeHistogram.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSet.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <mutex>
-#include <thread>
 
 namespace kiln::cli {
 
 namespace {
 
 namespace cl = llvm::cl;
-using interp::Tensor;
 
 const char *const kCalibrateOverview =
     R"(Measures what 8-bit quantization needs to know of a model: runs it in strict fp32 on the CPU
