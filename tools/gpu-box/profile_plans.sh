@@ -10,8 +10,11 @@
 # A variant is a precision (default: bf16,fp8), fp8 and int8 calibrated, optionally followed by
 # `@` and the ops that stay unquantized (--keep-unquantized; `;`-separated), e.g.
 #   tools/gpu-box/profile_plans.sh resnet50:256 'bf16,int8,int8@/conv1/Conv'
+# KILN names another kiln binary (default build-gpu/kiln) and TAG is appended to the file names,
+# to compare two builds in one call: KILN=scratch/kiln-before TAG=-before profile_plans.sh ...
 set -uo pipefail
 source "$(dirname "$0")/box-env.sh" /tmp/kiln-profile
+KILN=${KILN:-build-gpu/kiln} TAG=${TAG:-}
 status=0
 for cell in $(echo "${1:-bert_base_seq128:32}" | tr ',' '\n'); do
   m=${cell%%:*} b=${cell##*:}
@@ -28,7 +31,7 @@ for n in sorted({1, batch}):
         if n == 1:
             km.write_calibration_inputs(dict(zip(names, [t.numpy() for t in inputs])), f"{work}/{name}_cal")
 PY
-  [ -f "$WORK/$m.calib.json" ] || build-gpu/kiln calibrate "$WORK/${m}_b1.onnx" --calibration "$WORK/${m}_cal" \
+  [ -f "$WORK/$m.calib.json" ] || "$KILN" calibrate "$WORK/${m}_b1.onnx" --calibration "$WORK/${m}_cal" \
     -o "$WORK/$m.calib.json" --quiet || status=1
   flags=()
   for variant in $(echo "${2:-bf16,fp8}" | tr ',' '\n'); do
@@ -39,15 +42,15 @@ PY
       flags+=(--keep-unquantized "$(echo "${variant#*@}" | tr ';' ',')")
       label=$p-keep
     fi
-    plan=$WORK/$m-b$b-$label.kiln
-    build-gpu/kiln compile "$WORK/${m}_b$b.onnx" "${flags[@]}" -o "$plan" --quiet || status=1
-    build-gpu/kiln profile "$plan" --top 0 > "$OUT/profile-$m-b$b-$label.txt" 2>&1 || status=1
-    build-gpu/kiln inspect "$plan" | gzip > "$OUT/inspect-$m-b$b-$label.txt.gz" || status=1
-    echo "== $m b$b $variant"; head -5 "$OUT/profile-$m-b$b-$label.txt"
+    plan=$WORK/$m-b$b-$label$TAG.kiln
+    "$KILN" compile "$WORK/${m}_b$b.onnx" "${flags[@]}" -o "$plan" --quiet || status=1
+    "$KILN" profile "$plan" --top 0 > "$OUT/profile-$m-b$b-$label$TAG.txt" 2>&1 || status=1
+    "$KILN" inspect "$plan" | gzip > "$OUT/inspect-$m-b$b-$label$TAG.txt.gz" || status=1
+    echo "== $m b$b $variant$TAG"; head -5 "$OUT/profile-$m-b$b-$label$TAG.txt"
   done
   [ "${IR:-0}" = 1 ] || continue
   rm -rf "$WORK/ir-$m" && mkdir -p "$OUT/ir-$m"
-  build-gpu/kiln compile "$WORK/${m}_b$b.onnx" "${flags[@]}" -o "$WORK/ir-$m.kiln" --dump-ir "$WORK/ir-$m" --quiet ||
+  "$KILN" compile "$WORK/${m}_b$b.onnx" "${flags[@]}" -o "$WORK/ir-$m.kiln" --dump-ir "$WORK/ir-$m" --quiet ||
     status=1
   for f in "$WORK/ir-$m"/00-*.mlir "$(ls "$WORK/ir-$m"/*.mlir | tail -1)"; do gzip -c "$f" > "$OUT/ir-$m/$(basename "$f").gz"; done
 done
