@@ -36,6 +36,13 @@ CASES = [
      [("a", "t", 32, 32, 3, 1, True, True, None), ("d", "t", 32, 64, 1, 1, False, False, None),
       ("b", "a", 32, 64, 1, 1, True, True, "d")],
      {"a": "i8", "b": "i8", "d": "bf16 residual"}),
+    # The same with a bias on d: the graph form of ResNet-50's last conv (int8 residual, bias,
+    # bf16 output). On the H100 (2026-12-07) bottleneck failed and ResNet-50 was right: this
+    # case tells a bias-less graph's fault from the residual's.
+    ("bottleneck_bias", (2, 32, 12, 12),
+     [("a", "t", 32, 32, 3, 1, True, True, None), ("d", "t", 32, 64, 1, 1, True, False, None),
+      ("b", "a", 32, 64, 1, 1, True, True, "d")],
+     {"a": "i8", "b": "i8", "d": "bf16 residual"}),
     # d's value is read by e and by e's residual add, both through its quantization: d writes
     # int8 only, and e's graph reads it twice.
     ("two_blocks", (2, 32, 10, 10),
