@@ -177,9 +177,11 @@ def SpaceToDepthConvs : Pass<"kiln-space-to-depth-convs", "mlir::func::FuncOp"> 
     transpose and a view, from the channels-first image when the layout pass's transpose is all
     that reads it), zero-padded to a multiple of 8 channels (tensor cores take 8 at a time), and
     the weight rearranged at compile time into ceil-sized taps over those channels, zeros where
-    no original tap lands. The sums are the same products (plus zeros); the pads stay
-    symmetric (the file comment says how), since cuDNN takes one pad per axis. The rewrite
-    multiplies the work (2.7x for ResNet's stem: 5x5 taps over 16 channels for 7x7 over 3) and
+    no original tap lands. The sums are the same products (plus zeros). cuDNN takes one pad
+    per axis: where the channels are padded, that pad kernel also pads the borders (begin and
+    end apart) and the conv has none; otherwise the conv's pads are made symmetric with zero
+    taps (the file comment says how). The rewrite multiplies the work (1.7x for ResNet's
+    stem: 4x4 taps over 16 channels for 7x7 over 3) and
     adds a gather and a pad of the image (0.36 ms at batch 256 on an H100), so a conv with few
     multiply-adds per pixel (MobileNetV3's 3x3 to 16 channels: 432; ResNet's stem: 9408), which
     is fast enough at 3 channels, stays as it is.

@@ -7,8 +7,12 @@
 // b = ceil(p / s) blocks of padding, t = k − p + s·b lies in [s·b − p, s·b − p + R) with
 // s·b − p in [0, s), and i = s·(o − b + q) + r for t = s·q + r: a stride-1 convolution over
 // the blocks with Q = floor((s·b − p + R − 1) / s) + 1 taps, begin pad b, and the end pad e the
-// output size asks for. cuDNN pads both ends alike (an asymmetric pad would cost a pad kernel
-// over the whole image), so the smaller of b and e grows to the larger with zero taps.
+// output size asks for. cuDNN pads both ends alike, so where the blocked image needs no pad
+// kernel of its own the smaller of b and e grows to the larger with zero taps (an asymmetric
+// pad would cost a pad kernel over the whole image). Where its channels are padded to a
+// multiple of 8 anyway, that pad kernel pads the borders too, b before and e after, and the
+// conv keeps its Q taps with no pad: ResNet-50's stem is then 4x4 taps, not 5x5 (36% fewer
+// multiply-adds, for 5% more pixels written by the pad).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,11 +37,11 @@ using mlir::Value;
 
 RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
 
-/// One spatial axis of the rewrite: the stride-1 convolution's taps and symmetric pad, and
-/// where the original kernel's taps land among them.
+/// One spatial axis of the rewrite: the stride-1 convolution's taps and pads, and where the
+/// original kernel's taps land among them.
 struct AxisPlan {
-  int64_t taps = 0, pad = 0;
-  int64_t shift = 0;  // zero taps added before the original ones (when e > b)
+  int64_t taps = 0, begin = 0, end = 0; // the stride-1 conv's taps and pads (in blocks)
+  int64_t shift = 0;  // zero taps added before the original ones (e > b, made symmetric)
   int64_t offset = 0; // s·b − p
 
   /// The original kernel index new tap q, phase r reads, or -1 for a zero tap.
@@ -47,7 +51,10 @@ struct AxisPlan {
   }
 };
 
-std::optional<AxisPlan> planAxis(int64_t input, int64_t output, int64_t kernel, int64_t stride, int64_t padBegin) {
+/// The axis's Q taps with begin pad b and end pad e or, `symmetric`, one pad max(b, e) on both
+/// ends, the taps grown with zeros to match.
+std::optional<AxisPlan> planAxis(int64_t input, int64_t output, int64_t kernel, int64_t stride, int64_t padBegin,
+                                 bool symmetric) {
   if (input % stride != 0)
     return std::nullopt;
   int64_t b = (padBegin + stride - 1) / stride, offset = stride * b - padBegin;
@@ -57,9 +64,15 @@ std::optional<AxisPlan> planAxis(int64_t input, int64_t output, int64_t kernel, 
     return std::nullopt;
   AxisPlan plan;
   plan.offset = offset;
-  plan.pad = std::max(b, e);
-  plan.shift = plan.pad - b;
-  plan.taps = taps + (plan.pad - b) + (plan.pad - e);
+  plan.taps = taps;
+  plan.begin = b;
+  plan.end = e;
+  if (symmetric) {
+    int64_t pad = std::max(b, e);
+    plan.shift = pad - b;
+    plan.taps = taps + (pad - b) + (pad - e);
+    plan.begin = plan.end = pad;
+  }
   return plan;
 }
 
@@ -89,11 +102,13 @@ struct SpaceToDepthConvsPass : impl::SpaceToDepthConvsBase<SpaceToDepthConvsPass
     if (strides[1] != s || s < 2 || s * s * c > maxChannels || (kh <= s && kw <= s) ||
         kh * kw * c * k < minMacsPerPixel)
       return mlir::success();
-    auto rows = planAxis(x.getShape()[1], y.getShape()[1], kh, s, pads[0]);
-    auto cols = planAxis(x.getShape()[2], y.getShape()[2], kw, s, pads[1]);
+    int64_t blocks = s * s * c, channels = (blocks + 7) / 8 * 8; // tensor cores take 8 channels at a time
+    // Where the channels grow, a pad kernel runs anyway: it pads the borders as well.
+    bool padKernel = channels > blocks;
+    auto rows = planAxis(x.getShape()[1], y.getShape()[1], kh, s, pads[0], /*symmetric=*/!padKernel);
+    auto cols = planAxis(x.getShape()[2], y.getShape()[2], kw, s, pads[1], /*symmetric=*/!padKernel);
     if (!rows || !cols)
       return mlir::success();
-    int64_t blocks = s * s * c, channels = (blocks + 7) / 8 * 8; // tensor cores take 8 channels at a time
 
     auto values = interp::fromAttr(llvm::cast<mlir::ElementsAttr>(weight.getValue()));
     if (!values)
@@ -118,23 +133,26 @@ struct SpaceToDepthConvsPass : impl::SpaceToDepthConvsBase<SpaceToDepthConvsPass
     mlir::Location loc = conv.getLoc();
     mlir::Operation *layout = conv.getInput().getDefiningOp();
     Value image = gatherPatches(builder, loc, conv.getInput(), s, s);
-    if (channels > blocks) {
+    llvm::SmallVector<int64_t, 4> convPads = {rows->begin, cols->begin, rows->end, cols->end};
+    if (padKernel) {
       RankedTensorType blocked = typeOf(image);
       auto padsType = RankedTensorType::get({8}, builder.getI64Type());
-      llvm::SmallVector<int64_t, 8> amounts = {0, 0, 0, 0, 0, 0, 0, channels - blocks};
+      llvm::SmallVector<int64_t, 8> amounts = {0, rows->begin, cols->begin, 0, 0, rows->end, cols->end, channels - blocks};
+      convPads.assign(4, 0);
       Value padAmounts = ConstantOp::create(builder, loc, padsType,
                                             mlir::DenseElementsAttr::get(padsType, llvm::ArrayRef(amounts)));
       auto scalar = RankedTensorType::get({}, blocked.getElementType());
       Value zero =
           ConstantOp::create(builder, loc, scalar, llvm::cast<mlir::ElementsAttr>(builder.getZeroAttr(scalar)));
-      auto padded = blocked.clone({blocked.getShape()[0], blocked.getShape()[1], blocked.getShape()[2], channels});
+      auto padded = blocked.clone({blocked.getShape()[0], blocked.getShape()[1] + rows->begin + rows->end,
+                                   blocked.getShape()[2] + cols->begin + cols->end, channels});
       image = PadOp::create(builder, loc, padded, image, padAmounts, zero, "constant");
     }
     auto newWeight = ConstantOp::create(builder, weight.getLoc(), newWeightType,
                                         interp::toElementsAttr(packed, inlineElements, "space_to_depth"));
     auto unit = builder.getDenseI64ArrayAttr({1, 1});
     auto replacement = ConvOp::create(builder, loc, y, image, newWeight, conv.getBias(), unit, unit,
-                                      builder.getDenseI64ArrayAttr({rows->pad, cols->pad, rows->pad, cols->pad}),
+                                      builder.getDenseI64ArrayAttr(convPads),
                                       builder.getI64IntegerAttr(1), builder.getBoolAttr(true));
     replacement->setDiscardableAttrs(conv->getDiscardableAttrDictionary()); // its ONNX value, kiln.math
     conv.getResult().replaceAllUsesWith(replacement.getResult());

@@ -11,18 +11,20 @@
 // RUN: %python -c "import numpy as np; ys = ('y1.npy', 'y2.npy', 'y3.npy', 'y4.npy'); [np.testing.assert_array_equal(np.load('%t/rewritten/' + y), np.load('%t/direct/' + y)) for y in ys]; assert min(abs(np.load('%t/direct/' + y)).max() for y in ys) > 0.5"
 
 // What the convs became: each a stride-1 conv over the blocks gathered by one transpose of the
-// channels-first input, 12 blocked channels zero-padded to 16, the pads symmetric (the stem's
-// 4 taps, begin pad 2 and end pad 1, grow to 5 taps with pad 2; the end-padded conv's zero tap
-// goes first); the one-channel input's channels-last form is a reshape, and its blocks are
-// gathered from that.
+// channels-first input. Where 12 blocked channels are zero-padded to 16, that pad also pads the
+// borders, begin and end apart, and the conv keeps its taps with no pad (the stem: 4 taps,
+// begin pad 2, end pad 1; the end-padded conv: 2 taps, end pad 1). Where the channels need no
+// pad, the conv's pads stay symmetric (the 2-channel conv's 2 taps, begin pad 1, grow to 3 with
+// pad 1, the zero tap last); the one-channel input's channels-last form is a reshape, and its
+// blocks are gathered from that.
 // RUN: FileCheck %s < %t/rewritten.mlir
 // CHECK: kiln.transpose %{{.*}} {perm = array<i64: 0, 2, 4, 3, 5, 1>} : (tensor<2x3x8x2x8x2xf32>) -> tensor<2x8x8x2x2x3xf32>
-// CHECK: kiln.pad {{.*}} -> tensor<2x8x8x16xf32>
-// CHECK: kiln.conv {{.*}}pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>} : (tensor<2x8x8x16xf32>, tensor<8x5x5x16xf32>, tensor<8xf32>) -> tensor<2x8x8x8xf32>
+// CHECK: kiln.pad {{.*}} : (tensor<2x8x8x12xf32>, tensor<8xi64>, tensor<f32>) -> tensor<2x11x11x16xf32>
+// CHECK: kiln.conv {{.*}}pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x11x11x16xf32>, tensor<8x4x4x16xf32>, tensor<8xf32>) -> tensor<2x8x8x8xf32>
 // CHECK-NOT: kiln.pad
 // CHECK: kiln.conv {{.*}}pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x5x5x8xf32>, tensor<4x3x3x8xf32>) -> tensor<2x5x5x4xf32>
-// CHECK: kiln.pad {{.*}} -> tensor<2x5x5x16xf32>
-// CHECK: kiln.conv {{.*}}pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x5x5x16xf32>, tensor<5x3x3x16xf32>) -> tensor<2x5x5x5xf32>
+// CHECK: kiln.pad {{.*}} : (tensor<2x5x5x12xf32>, tensor<8xi64>, tensor<f32>) -> tensor<2x6x6x16xf32>
+// CHECK: kiln.conv {{.*}}pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x6x6x16xf32>, tensor<5x2x2x16xf32>) -> tensor<2x5x5x5xf32>
 // CHECK: kiln.transpose %{{.*}} {perm = array<i64: 0, 1, 3, 2, 4, 5>} : (tensor<2x4x4x4x4x1xf32>)
 // CHECK: kiln.conv {{.*}}pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x4x4x16xf32>, tensor<3x3x3x16xf32>) -> tensor<2x4x4x3xf32>
 
