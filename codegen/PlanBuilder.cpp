@@ -36,7 +36,7 @@ std::string replaceAll(std::string text, const std::string &from, const std::str
 
 /// Ops whose kernel reads element i of a full-shape operand and then writes element i of the
 /// result, so the result may take the operand's bytes when the operand dies there.
-bool isInPlaceCandidate(llvm::StringRef op) {
+bool isInPlaceCandidate(mlir::Operation *op) {
   static const llvm::StringSet<> ops = {
       "kiln.sqrt", "kiln.reciprocal", "kiln.exp", "kiln.log", "kiln.erf", "kiln.tanh", "kiln.sigmoid",
       "kiln.softplus", "kiln.hard_swish", "kiln.floor", "kiln.ceil", "kiln.round", "kiln.sin", "kiln.cos",
@@ -44,9 +44,10 @@ bool isInPlaceCandidate(llvm::StringRef op) {
       "kiln.hard_sigmoid", "kiln.gelu", "kiln.add", "kiln.sub", "kiln.mul", "kiln.div", "kiln.pow", "kiln.min",
       "kiln.max", "kiln.mod", "kiln.prelu", "kiln.and", "kiln.or", "kiln.xor", "kiln.where", "kiln.clip",
       // An elementwise group reads a same-shaped input only at the element it writes; a norm
-      // group too, and each row before it writes the row.
+      // group too, and each row before it writes the row (not a gather group: it moves elements).
       "kiln.fusion_group"};
-  return ops.contains(op);
+  return ops.contains(op->getName().getStringRef()) &&
+         !(llvm::isa<FusionGroupOp>(op) && llvm::cast<FusionGroupOp>(op).getKind() == "gather");
 }
 
 /// A buffer of `type` (its bytes follow from it; a size past 64 bits, impossible for a tensor
@@ -200,7 +201,7 @@ llvm::Error PlanBuilderImpl::lowerGeneric(mlir::Operation *op, int64_t index) {
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
     std::string resultName = op->getNumResults() == 1 ? name : name + "#" + std::to_string(i);
     // In place: the result takes the bytes of a same-size operand that dies here.
-    if (i == 0 && isInPlaceCandidate(op->getName().getStringRef())) {
+    if (i == 0 && isInPlaceCandidate(op)) {
       for (auto [slot, operand] : llvm::enumerate(op->getOperands())) {
         if (operand.getType() != result.getType() || !bufferOf_.count(operand))
           continue;

@@ -171,6 +171,66 @@ LogicalResult verifyNormBody(FusionGroupOp group) {
   return success();
 }
 
+/// Whether group input `value` (a block argument) is a constant outside the group.
+bool isConstantInput(FusionGroupOp group, Value value, int64_t elements = -1) {
+  auto argument = llvm::dyn_cast<BlockArgument>(value);
+  if (!argument)
+    return false;
+  auto constant = group.getInputs()[argument.getArgNumber()].getDefiningOp<ConstantOp>();
+  return constant && (elements < 0 || llvm::cast<RankedTensorType>(value.getType()).getNumElements() == elements);
+}
+
+/// A gather group: one chain from the first group input, elementwise ops first (each reading
+/// the chain and one-element constants besides), then index maps (reshape, transpose, a
+/// constant-mode pad by constant non-negative amounts), at least one a kernel of its own (not a
+/// reshape); the last op's result is the group's.
+LogicalResult verifyGatherBody(FusionGroupOp group) {
+  Block &block = group.getBody().front();
+  if (block.getNumArguments() == 0)
+    return group.emitOpError() << "a gather fusion group reads its chain from its first input";
+  Value chain = block.getArgument(0);
+  bool indexMaps = false, moves = false;
+  for (Operation &op : block.without_terminator()) {
+    if (op.getNumOperands() == 0 || op.getOperand(0) != chain || op.getNumResults() != 1)
+      return op.emitOpError() << "in a gather fusion group must read the previous op's result (the group's "
+                                 "first input for the first op) as its first operand";
+    if (llvm::isa<ReshapeOp>(op)) {
+      indexMaps = true;
+    } else if (llvm::isa<TransposeOp>(op)) {
+      indexMaps = moves = true;
+    } else if (auto pad = llvm::dyn_cast<PadOp>(op)) {
+      mlir::DenseIntElementsAttr amounts;
+      auto argument = llvm::dyn_cast<BlockArgument>(pad.getPads());
+      auto constant = argument ? group.getInputs()[argument.getArgNumber()].getDefiningOp<ConstantOp>() : nullptr;
+      if (pad.getMode() != "constant" || !constant || !isConstantInput(group, pad.getValue(), 1) ||
+          !(amounts = llvm::dyn_cast<mlir::DenseIntElementsAttr>(constant.getValue())) ||
+          llvm::any_of(amounts.getValues<int64_t>(), [](int64_t amount) { return amount < 0; }))
+        return op.emitOpError() << "in a gather fusion group pads in constant mode by constant non-negative "
+                                   "amounts with a constant value";
+      indexMaps = moves = true;
+    } else if (isGroupElementwise(&op)) {
+      if (indexMaps)
+        return op.emitOpError() << "in a gather fusion group comes after an index map; elementwise ops come first";
+      for (Value operand : op.getOperands().drop_front())
+        if (!isConstantInput(group, operand, 1))
+          return op.emitOpError() << "in a gather fusion group reads, besides the chain, only one-element "
+                                     "constants";
+      if (llvm::cast<RankedTensorType>(op.getResult(0).getType()).getShape() !=
+          llvm::cast<RankedTensorType>(chain.getType()).getShape())
+        return op.emitOpError() << "in a gather fusion group keeps the chain's shape";
+    } else {
+      return op.emitOpError() << "cannot be in a gather fusion group: it holds elementwise ops, then reshape, "
+                                 "transpose and constant-mode pad";
+    }
+    chain = op.getResult(0);
+  }
+  if (!moves)
+    return group.emitOpError() << "a gather fusion group moves elements: a transpose or a pad";
+  if (block.getTerminator()->getOperand(0) != chain)
+    return group.emitOpError() << "a gather fusion group yields its chain's last value";
+  return success();
+}
+
 } // namespace
 
 Operation *FusionGroupOp::getMatmul() {
@@ -216,6 +276,8 @@ LogicalResult FusionGroupOp::verify() {
                          << getNumResults();
   if (getKind() == "gemm")
     return verifyGemmBody(*this);
+  if (getKind() == "gather")
+    return verifyGatherBody(*this);
   auto resultShape = llvm::cast<RankedTensorType>(getResult(0).getType()).getShape();
   for (Operation &op : block.without_terminator())
     if (!isGroupElementwise(&op))

@@ -756,6 +756,14 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
        do not read prologue values. It may have several results, each a value of the
        layer_norm's shape the body computes (the normalized value and its conversions, say);
        one generated kernel normalizes each row and stores every result element.
+     * `gather`: one chain from the group's first input: elementwise ops (each reading the
+       chain's value and otherwise only one-element constants), then index maps, at least one
+       not a reshape: `kiln.reshape`, `kiln.transpose`, and `kiln.pad` in constant mode with
+       constant non-negative pads and a constant value. Every op keeps its own types (no
+       widening: each computes what it computes alone). One generated kernel finds, for each
+       result element, the input element the index maps take it from (or the pad value) and
+       applies the elementwise ops to it: an image's cast, space-to-depth transpose and
+       channel pad in one pass over memory.
 
     Rounding: inside a group every computed value stays in fp32 (f64 and integers in their own
     type); values of f16/bf16 are widened by explicit `kiln.cast`s at the group's inputs and
@@ -775,7 +783,7 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
     }
     ```
   }];
-  let arguments = (ins ConfinedAttr<StrAttr, [Kiln_OneOf<["elementwise", "gemm", "conv", "norm"]>]>:$kind,
+  let arguments = (ins ConfinedAttr<StrAttr, [Kiln_OneOf<["elementwise", "gemm", "conv", "norm", "gather"]>]>:$kind,
                        Variadic<Kiln_Tensor>:$inputs);
   let results = (outs Variadic<Kiln_Tensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);

@@ -8,7 +8,10 @@
 // (x * 0.5 * (1 + erf(x / sqrt 2)), in any association), becomes a tanh GELU so the epilogue
 // computes it: cuBLASLt has no erf GELU, the two differ by at most 4.7e-4 (at x = -2.7), which
 // is within bf16's rounding of the result (2^-9 relative), and a separate kernel would read and
-// write the layer's whole output once more. fp16 rounds 8x finer, so fp16 plans keep erf. Then the function is
+// write the layer's whole output once more. fp16 rounds 8x finer, so fp16 plans keep erf. A chain
+// of index maps ending in a constant pad, with the elementwise ops before it that read only it and
+// constants, becomes a `gather` group (an image's cast, space-to-depth transpose and pad: one
+// kernel, each op in its own types). Then the function is
 // walked from its last op to its first: each elementwise op not yet in a group
 // becomes the root of a candidate group, which absorbs producers that are elementwise too and
 // whose every use is already inside the group (so no value a group computes is needed
@@ -148,6 +151,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     llvm::SmallVector<LayerNormOp> norms(body.getOps<LayerNormOp>());
     for (LayerNormOp norm : norms)
       formNormGroup(norm);
+    formGatherGroups(body);
     llvm::DenseSet<Operation *> taken;
     llvm::SmallVector<Operation *> order;
     for (Operation &op : body)
@@ -597,6 +601,82 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
 
   std::vector<std::string> approximated_;
 
+  /// A constant-mode pad by constant non-negative amounts with a constant value.
+  static bool isConstantPad(Operation *op) {
+    auto pad = llvm::dyn_cast<PadOp>(op);
+    if (!pad || pad.getMode() != "constant" || !isOneElementConstant(pad.getValue()))
+      return false;
+    auto amounts = pad.getPads().getDefiningOp<ConstantOp>();
+    auto values = amounts ? llvm::dyn_cast<mlir::DenseIntElementsAttr>(amounts.getValue()) : nullptr;
+    return values && llvm::none_of(values.getValues<int64_t>(), [](int64_t amount) { return amount < 0; });
+  }
+
+  static bool isOneElementConstant(Value value) {
+    return value.getDefiningOp<ConstantOp>() && llvm::cast<RankedTensorType>(value.getType()).getNumElements() == 1;
+  }
+
+  /// The chain a gather group computes, ending in `root` (a constant pad), in block order:
+  /// producers that only the chain reads, index maps (reshape, transpose, constant pad) and
+  /// before them elementwise ops of one-element constants besides the chain; empty when it
+  /// would not save a kernel (fewer than two ops that are not reshapes, which are views). Only
+  /// a pad ends one: the gather kernel reads each element where its index map points, and a
+  /// chain ending in a transpose keeps the transpose's own kernel, whose tiles read and write
+  /// whole rows (a cast and a channels-last transpose of many channels).
+  static llvm::SmallVector<Operation *> gatherChain(Operation *root) {
+    auto indexMap = [](Operation *op) {
+      auto type = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+      return type.hasStaticShape() && (llvm::isa<ReshapeOp, TransposeOp>(op) || isConstantPad(op));
+    };
+    auto elementwise = [](Operation *op) {
+      return isFusible(op) && op->getOperand(0).getType() == llvm::cast<RankedTensorType>(op->getResult(0).getType())
+                                                                    .clone(elementOf(op->getOperand(0))) &&
+             llvm::all_of(op->getOperands().drop_front(), isOneElementConstant);
+    };
+    if (!llvm::isa<PadOp>(root) || !indexMap(root))
+      return {};
+    llvm::SmallVector<Operation *> chain{root};
+    bool prefix = false; // past the index maps, into the elementwise ops before them
+    for (Operation *current = root;;) {
+      Value input = current->getOperand(0);
+      Operation *producer = input.getDefiningOp();
+      if (!producer || !input.hasOneUse() || producer->getNumResults() != 1)
+        break;
+      if (!prefix && indexMap(producer)) {
+      } else if (elementwise(producer)) {
+        prefix = true;
+      } else {
+        break;
+      }
+      chain.push_back(producer);
+      current = producer;
+    }
+    if (llvm::count_if(chain, [](Operation *op) { return !llvm::isa<ReshapeOp>(op); }) < 2)
+      return {};
+    std::reverse(chain.begin(), chain.end());
+    return chain;
+  }
+
+  /// Gather groups, before elementwise groups could take the chains' elementwise ops: an
+  /// image's cast, space-to-depth transpose and channel pad (kiln-space-to-depth-convs) become
+  /// one kernel that reads each element once, where three kernels read and wrote the image.
+  /// Each op keeps its own types: a gather group computes what its ops compute alone.
+  void formGatherGroups(mlir::Block &body) {
+    llvm::SmallVector<Operation *> order;
+    for (Operation &op : body)
+      order.push_back(&op);
+    llvm::DenseSet<Operation *> gathered;
+    for (Operation *root : llvm::reverse(order)) {
+      if (gathered.contains(root))
+        continue;
+      llvm::SmallVector<Operation *> chain = gatherChain(root);
+      if (chain.empty())
+        continue;
+      gathered.insert(chain.begin(), chain.end());
+      buildGroup({root->getResult(0)}, llvm::SetVector<Operation *>(chain.begin(), chain.end()), "gather", root, root,
+                 {}, /*widen=*/false);
+    }
+  }
+
   /// The root and the producers it can absorb, to a fixed point: a producer joins once all its
   /// users are members, which may take another member joining first.
   llvm::SetVector<Operation *> collectMembers(Operation *root, const llvm::DenseSet<Operation *> &taken) {
@@ -664,8 +744,11 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
   /// named after `named`, inserted before `insertBefore` (where every input is defined).
   /// `wideInputs` maps narrow values the members read to their f32 conversions, which the
   /// group takes instead (the body would widen them to those values anyway).
+  /// `widen` false keeps every member's own types (gather groups); otherwise the body computes
+  /// in f32 and rounds once (kiln.fusion_group's rounding promise).
   void buildGroup(llvm::ArrayRef<Value> results, const llvm::SetVector<Operation *> &members, llvm::StringRef kind,
-                  Operation *named, Operation *insertBefore, const llvm::DenseMap<Value, Value> &wideInputs = {}) {
+                  Operation *named, Operation *insertBefore, const llvm::DenseMap<Value, Value> &wideInputs = {},
+                  bool widen = true) {
     // Members in block order (producers first); inputs in order of first use.
     llvm::SmallVector<Operation *> ordered = inBlockOrder(members);
     llvm::SetVector<Value> inputs = groupInputs(ordered, members, wideInputs);
@@ -711,8 +794,8 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       }
       mlir::OperationState state(member->getLoc(), member->getName());
       for (Value operand : member->getOperands())
-        state.addOperands(valueFor(operand, /*widen=*/!isCast));
-      state.addTypes(isCast ? result.getType() : computeTypeOf(result));
+        state.addOperands(valueFor(operand, /*widen=*/widen && !isCast));
+      state.addTypes(isCast || !widen ? result.getType() : computeTypeOf(result));
       state.addAttributes(member->getAttrs());
       Operation *clone = builder.create(state);
       (isCast ? declared : computed).map(result, clone->getResult(0));

@@ -123,6 +123,8 @@ StatusOr<EmittedKernels> emitGatherND(const OpDesc &op, const EmitContext &conte
 StatusOr<EmittedKernels> emitPad(const OpDesc &op, const EmitContext &context);
 StatusOr<EmittedKernels> emitRange(const OpDesc &op, const EmitContext &context);
 StatusOr<EmittedKernels> emitTrilu(const OpDesc &op, const EmitContext &context);
+/// A `gather` kiln.fusion_group (DataMovementGatherGroup.cpp; FusionGroupKernels.cpp calls it).
+StatusOr<EmittedKernels> emitGatherGroup(const OpDesc &group, const EmitContext &context);
 
 } // namespace kiln::codegen::datamovement
 

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/kernels/DataMovementSource.h"
 #include "codegen/kernels/ElementwiseSource.h"
 #include "codegen/kernels/FusionBodySource.h"
 #include "codegen/kernels/NormPoolKernels.h"
@@ -104,8 +105,10 @@ StatusOr<EmittedKernels> emitFusionGroup(const OpDesc &group, const EmitContext 
     return emitElementwiseGroup(group, context);
   if (kind == "norm")
     return normpool::emitNormGroup(group, context);
+  if (kind == "gather")
+    return datamovement::emitGatherGroup(group, context);
   return group.error("fusion group of kind '" + kind +
-                     "' has no kernel emitter; only elementwise and norm groups are generated");
+                     "' has no kernel emitter; only elementwise, norm and gather groups are generated");
 }
 
 } // namespace

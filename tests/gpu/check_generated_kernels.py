@@ -79,6 +79,7 @@ def cases():
     out += fused_cases()
     out += gemm_group_cases()
     out += norm_group_cases()
+    out += gather_group_cases()
     return out
 
 
@@ -266,6 +267,43 @@ def fused_cases():
     return out
 
 
+def gather_group_cases():
+    """Chains of index maps that kiln compile runs as one `gather` group kernel: an image's cast
+    to bf16, its 2x2 blocks gathered to channels by a transpose and padded at the borders and
+    to 16 channels (kiln-space-to-depth-convs' stem input), at odd sizes; the same with a pad
+    value of 1.5 and an elementwise op before the cast; a transpose and pad of f32 with no
+    elementwise op. The bf16 result is widened to f32 by a cast after the group (numpy has no
+    bf16), which the poisoned arena's NaNs pass through."""
+    out = []
+    for n, h, w, value, pre in [(1, 4, 6, "0.0", ""), (3, 18, 10, "1.5", "relu"), (5, 66, 70, "0.0", ""),
+                                (2, 230, 226, "0.0", "")]:
+        t = shape_text([n, 3, h, w], "f32")
+        tb, tr = shape_text([n, 3, h, w], "bf16"), shape_text([n, 3, h // 2, 2, w // 2, 2], "bf16")
+        tt, tc = shape_text([n, h // 2, w // 2, 2, 2, 3], "bf16"), shape_text([n, h // 2, w // 2, 12], "bf16")
+        padded = [n, h // 2 + 3, w // 2 + 3, 16]
+        tp = shape_text(padded, "bf16")
+        body = f"%r = kiln.relu %x : {t}\n  " if pre else ""
+        body += (f"%b = kiln.cast {'%r' if pre else '%x'} : {t} to {tb}\n"
+                 f"  %s = kiln.reshape %b : {tb} to {tr}\n"
+                 f"  %g = kiln.transpose %s {{perm = array<i64: 0, 2, 4, 3, 5, 1>}} : ({tr}) -> {tt}\n"
+                 f"  %c = kiln.reshape %g : {tt} to {tc}\n"
+                 f"  %a = kiln.constant dense<[0, 2, 2, 0, 0, 1, 1, 4]> : tensor<8xi64>\n"
+                 f"  %v = kiln.constant dense<{value}> : tensor<bf16>\n"
+                 f"  %p = kiln.pad %c, %a, %v : ({tc}, tensor<8xi64>, tensor<bf16>) -> {tp}\n"
+                 f"  %y = kiln.cast %p : {tp} to {shape_text(padded, 'f32')}")
+        out.append((f"gather_stem_{n}x{h}x{w}{'_' + pre if pre else ''}",
+                    (body, [("x", [n, 3, h, w], "f32")], shape_text(padded, "f32"))))
+    for a, b, c, d in [(2, 5, 7, 3), (1, 33, 65, 2), (3, 1, 1025, 7)]:
+        t, tt = shape_text([a, b, c, d], "f32"), shape_text([a, d, b, c], "f32")
+        tp = shape_text([a, d + 1, b, c + 5], "f32")
+        body = (f"%g = kiln.transpose %x {{perm = array<i64: 0, 3, 1, 2>}} : ({t}) -> {tt}\n"
+                f"  %a = kiln.constant dense<[0, 1, 0, 3, 0, 0, 0, 2]> : tensor<8xi64>\n"
+                f"  %v = kiln.constant dense<-2.0> : tensor<f32>\n"
+                f"  %y = kiln.pad %g, %a, %v : ({tt}, tensor<8xi64>, tensor<f32>) -> {tp}")
+        out.append((f"gather_transpose_pad_{a}x{b}x{c}x{d}", (body, [("x", [a, b, c, d], "f32")], tp)))
+    return out
+
+
 def outputs_of(result):
     """A spec's outputs as (name, type): one named y, or the list a multi-output spec gives."""
     return [("y", result)] if isinstance(result, str) else result
@@ -343,6 +381,12 @@ def run_case(kiln, name, spec, tmp, rng, reference_spec=None):
         proc = subprocess.run(command, capture_output=True, text=True, errors="replace")
         if proc.returncode != 0:
             return f"{what}: {(proc.stderr.strip().splitlines() or ['exit ' + str(proc.returncode)])[-1][:300]}"
+    if name.startswith("gather"):
+        # The case is about the gather group's kernel: it must be what ran.
+        listing = subprocess.run([kiln, "inspect", plan], capture_output=True, text=True).stdout
+        gathers = [line for line in listing.splitlines() if line.startswith("step ") and '_gather"' in line]
+        if len(gathers) != 1 or "kiln.transpose" in listing or "kiln.pad" in listing:
+            return f"expected the transpose and pad in one gather group step, got {len(gathers)}"
     if name.startswith("norm_group"):
         # The case is about the fused kernel: it must be what ran.
         listing = subprocess.run([kiln, "inspect", plan], capture_output=True, text=True).stdout

@@ -210,3 +210,55 @@ func.func @elementwise_group_two_results(%x: tensor<4x8xf32>) -> (tensor<4x8xf32
   }
   return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+func.func @gather_group_elementwise_after_index_map(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %r = kiln.fusion_group "gather"(%x) : (tensor<2x3xf32>) -> tensor<3x2xf32> {
+  ^bb0(%a: tensor<2x3xf32>):
+    %t = kiln.transpose %a {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    // expected-error @+1 {{in a gather fusion group comes after an index map; elementwise ops come first}}
+    %y = kiln.relu %t : tensor<3x2xf32>
+    kiln.yield %y : tensor<3x2xf32>
+  }
+  return %r : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @gather_group_pad_amounts_not_constant(%x: tensor<2x3xf32>, %p: tensor<4xi64>) -> tensor<4x3xf32> {
+  %zero = kiln.constant dense<0.0> : tensor<f32>
+  %r = kiln.fusion_group "gather"(%x, %p, %zero) : (tensor<2x3xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x3xf32> {
+  ^bb0(%a: tensor<2x3xf32>, %q: tensor<4xi64>, %v: tensor<f32>):
+    // expected-error @+1 {{in a gather fusion group pads in constant mode by constant non-negative amounts with a constant value}}
+    %y = kiln.pad %a, %q, %v : (tensor<2x3xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x3xf32>
+    kiln.yield %y : tensor<4x3xf32>
+  }
+  return %r : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @gather_group_elementwise_reads_a_tensor(%x: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %r = kiln.fusion_group "gather"(%x, %b) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<3x2xf32> {
+  ^bb0(%a: tensor<2x3xf32>, %c: tensor<2x3xf32>):
+    // expected-error @+1 {{in a gather fusion group reads, besides the chain, only one-element constants}}
+    %s = kiln.add %a, %c : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    %t = kiln.transpose %s {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    kiln.yield %t : tensor<3x2xf32>
+  }
+  return %r : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @gather_group_moves_nothing(%x: tensor<2x3xf32>) -> tensor<6xbf16> {
+  // expected-error @+1 {{a gather fusion group moves elements: a transpose or a pad}}
+  %r = kiln.fusion_group "gather"(%x) : (tensor<2x3xf32>) -> tensor<6xbf16> {
+  ^bb0(%a: tensor<2x3xf32>):
+    %c = kiln.cast %a : tensor<2x3xf32> to tensor<2x3xbf16>
+    %y = kiln.reshape %c : tensor<2x3xbf16> to tensor<6xbf16>
+    kiln.yield %y : tensor<6xbf16>
+  }
+  return %r : tensor<6xbf16>
+}
