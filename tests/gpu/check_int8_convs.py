@@ -49,9 +49,9 @@ CASES = [
      [("a", "t", 32, 32, 3, 1, True, True, None), ("d", "t", 32, 64, 1, 1, False, False, None),
       ("b", "a", 32, 64, 1, 1, True, True, "d"), ("e", "b", 64, 64, 3, 1, True, True, "b")],
      {"a": "i8", "b": "i8", "d": "i8 residual", "e": "bf16 residual"}),
-    # ResNet-50's stem after kiln-space-to-depth-convs, 5x5 taps over 16 channels, stays bf16
-    # (cuDNN's INT8 engines for 16 channels are slower than bf16's) and writes the int8 input of
-    # the INT8 conv after it.
+    # A conv over 16 channels like ResNet-50's stem after kiln-space-to-depth-convs (which has
+    # 4x4 taps) stays bf16 (cuDNN's INT8 engines for 16 channels are slower than bf16's) and
+    # writes the int8 input of the INT8 conv after it.
     ("stem_5x5_c16", (2, 16, 20, 20), [("s", "t", 16, 64, 5, 1, True, True, None), ("a", "s", 64, 32, 3, 1, True, True, None)],
      {"a": "bf16"}, {}, {"s": "i8"}),
     ("strided", (1, 64, 15, 15), [("s", "t", 64, 32, 3, 2, True, True, None)], {"s": "bf16"}),
