@@ -137,7 +137,8 @@ struct SpaceToDepthConvsPass : impl::SpaceToDepthConvsBase<SpaceToDepthConvsPass
     if (padKernel) {
       RankedTensorType blocked = typeOf(image);
       auto padsType = RankedTensorType::get({8}, builder.getI64Type());
-      llvm::SmallVector<int64_t, 8> amounts = {0, rows->begin, cols->begin, 0, 0, rows->end, cols->end, channels - blocks};
+      llvm::SmallVector<int64_t, 8> amounts = {0, rows->begin, cols->begin, 0,
+                                               0, rows->end,   cols->end,   channels - blocks};
       convPads.assign(4, 0);
       Value padAmounts = ConstantOp::create(builder, loc, padsType,
                                             mlir::DenseElementsAttr::get(padsType, llvm::ArrayRef(amounts)));

@@ -29,9 +29,14 @@ std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
   return strides;
 }
 
+/// The group's error about body op `op` (both named: the group is the step).
+Status bodyError(const OpDesc &group, const OpDesc &op, const std::string &message) {
+  return group.error("its " + op.op + " '" + op.name + "': " + message);
+}
+
 /// Statements mapping `i`, a linear index into `op`'s result, to the linear index into its
 /// input; a pad sets `padded` and `fill` for an index outside its input.
-StatusOr<std::string> mapBack(const OpDesc &op) {
+StatusOr<std::string> mapBack(const OpDesc &group, const OpDesc &op) {
   if (op.op == "kiln.reshape")
     return std::string("// reshape: the same row-major index\n");
   const std::vector<int64_t> &from = op.operands[0]->shape, &to = op.results[0].shape;
@@ -45,7 +50,7 @@ StatusOr<std::string> mapBack(const OpDesc &op) {
   if (op.op == "kiln.transpose") {
     std::vector<int64_t> perm = op.attrInts("perm");
     if (perm.size() != to.size() || from.size() != to.size())
-      return op.error("internal: a gather group's transpose needs one perm entry per axis");
+      return bodyError(group, op, "internal: a gather group's transpose needs one perm entry per axis");
     // Result axis k is input axis perm[k].
     for (size_t k = 0; k < perm.size(); ++k)
       addTerm("r" + std::to_string(k), strides[perm[k]]);
@@ -54,12 +59,12 @@ StatusOr<std::string> mapBack(const OpDesc &op) {
     size_t rank = from.size();
     if (!pads.ints || pads.ints->size() != 2 * rank || value.numElements() != 1 || !value.isConstant() ||
         op.attrString("mode", "constant") != "constant")
-      return op.error("internal: a gather group's pad has constant amounts and value, in constant mode");
+      return bodyError(group, op, "internal: a gather group's pad has constant amounts and value, in constant mode");
     std::string outside;
     for (size_t d = 0; d < rank; ++d) {
       int64_t begin = (*pads.ints)[d], end = (*pads.ints)[d + rank];
       if (begin < 0 || end < 0)
-        return op.error("internal: a gather group's pad does not crop");
+        return bodyError(group, op, "internal: a gather group's pad does not crop");
       std::string r = "r" + std::to_string(d);
       if (begin > 0)
         outside += (outside.empty() ? "" : " || ") + r + " < " + literalInt(begin);
@@ -89,12 +94,13 @@ StatusOr<EmittedKernels> emitGatherGroup(const OpDesc &group, const EmitContext 
     const BodyOp &node = group.body[j];
     if (node.args.empty() || node.args[0].isInput != (j == 0) || node.args[0].index != (j == 0 ? 0 : j - 1) ||
         !node.op.operands[0] || node.op.results.size() != 1)
-      return node.op.error("internal: a gather group's op reads the previous op's result as its first operand");
+      return bodyError(group, node.op,
+                       "internal: a gather group's op reads the previous op's result as its first operand");
     bool map = isIndexMap(node.op.op);
     if (map && firstMap == group.body.size())
       firstMap = j;
     else if (!map && firstMap < j)
-      return node.op.error("internal: a gather group's elementwise ops come before its index maps");
+      return bodyError(group, node.op, "internal: a gather group's elementwise ops come before its index maps");
   }
   if (firstMap == group.body.size())
     return group.error("internal: a gather group without an index map");
@@ -111,7 +117,7 @@ StatusOr<EmittedKernels> emitGatherGroup(const OpDesc &group, const EmitContext 
   std::ostringstream body;
   body << "kiln_i64 i = j;\nbool padded = false;\n" << raw << " fill = 0;\n";
   for (size_t m = group.body.size(); m-- > firstMap;) {
-    auto statements = mapBack(group.body[m].op);
+    auto statements = mapBack(group, group.body[m].op);
     if (!statements.isOk())
       return statements.status();
     body << statements.value();

@@ -572,5 +572,59 @@ TEST(DataMovementKernels, TriluUpperLowerEveryType) {
               "k has element type i32");
 }
 
+//===-- Gather groups ------------------------------------------------------===//
+
+/// A gather group over `input`: body ops, each reading the previous op's result (the group's
+/// operand 0 first) as operand 0 and group operands `extra` (index into the group's operands)
+/// as the rest.
+OpDesc gatherGroup(std::vector<std::optional<TensorDesc>> operands, std::vector<OpDesc> ops,
+                   std::vector<std::vector<uint32_t>> extra) {
+  OpDesc group = makeOp("fusion_group", std::move(operands), {ops.back().results[0]},
+                        {{"kind", std::string("gather")}});
+  for (size_t j = 0; j < ops.size(); ++j) {
+    BodyOp node{ops[j], {BodyRef{j == 0, static_cast<uint32_t>(j == 0 ? 0 : j - 1)}}};
+    for (uint32_t input : extra[j])
+      node.args.push_back(BodyRef{true, input});
+    group.body.push_back(std::move(node));
+  }
+  group.yields = {BodyRef{false, static_cast<uint32_t>(ops.size() - 1)}};
+  return group;
+}
+
+TEST(DataMovementKernels, GatherGroupsOfCastsTransposesAndPads) {
+  Batch batch;
+  // ResNet-50's stem input: the image's cast to bf16, its 2x2 blocks gathered to channels, the
+  // pad to 16 channels and the borders.
+  TensorDesc image = tensor(DType::F32, {2, 3, 8, 6}), pads = ints(DType::I64, {8}, {0, 2, 2, 0, 0, 1, 1, 4});
+  TensorDesc zero = floats(DType::BF16, {}, {0});
+  std::vector<OpDesc> stem = {
+      makeOp("cast", {image}, {tensor(DType::BF16, {2, 3, 8, 6})}),
+      makeOp("reshape", {tensor(DType::BF16, {2, 3, 8, 6})}, {tensor(DType::BF16, {2, 3, 4, 2, 3, 2})}),
+      makeOp("transpose", {tensor(DType::BF16, {2, 3, 4, 2, 3, 2})}, {tensor(DType::BF16, {2, 4, 3, 2, 2, 3})},
+             {{"perm", std::vector<int64_t>{0, 2, 4, 3, 5, 1}}}),
+      makeOp("reshape", {tensor(DType::BF16, {2, 4, 3, 2, 2, 3})}, {tensor(DType::BF16, {2, 4, 3, 12})}),
+      makeOp("pad", {tensor(DType::BF16, {2, 4, 3, 12}), pads, zero}, {tensor(DType::BF16, {2, 7, 6, 16})})};
+  auto kernels = batch.add(gatherGroup({image, pads, zero}, stem, {{}, {}, {}, {}, {1, 2}}), "gather stem");
+  ASSERT_EQ(kernels.launches.size(), 1u);
+  EXPECT_TRUE(sameArgs(kernels.launches[0].args, {KernelArg::operand(0), KernelArg::result(0)}));
+  // f32 moved as bits: a transpose and a pad by a non-zero value, no elementwise op.
+  TensorDesc x = tensor(DType::F32, {3, 1, 1025, 7}), pads4 = ints(DType::I64, {8}, {0, 1, 0, 3, 0, 0, 0, 2});
+  TensorDesc fill = floats(DType::F32, {}, {-2});
+  std::vector<OpDesc> moves = {
+      makeOp("transpose", {x}, {tensor(DType::F32, {3, 7, 1, 1025})}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}}),
+      makeOp("pad", {tensor(DType::F32, {3, 7, 1, 1025}), pads4, fill}, {tensor(DType::F32, {3, 8, 1, 1030})})};
+  batch.add(gatherGroup({x, pads4, fill}, moves, {{}, {1, 2}}), "gather transpose pad");
+  batch.compile("gather");
+
+  // What codegen refuses (the verifier's rules, should a group break them): an elementwise op
+  // after an index map, a pad that crops.
+  std::vector<OpDesc> late = {stem[2], makeOp("relu", {stem[2].results[0]}, {stem[2].results[0]})};
+  late[0].operands[0] = tensor(DType::BF16, {2, 3, 4, 2, 3, 2});
+  expectError(gatherGroup({tensor(DType::BF16, {2, 3, 4, 2, 3, 2})}, late, {{}, {}}), "come before its index maps");
+  TensorDesc crop = ints(DType::I64, {2}, {-1, 2});
+  std::vector<OpDesc> cropping = {makeOp("pad", {tensor(DType::F32, {5}), crop, fill}, {tensor(DType::F32, {6})})};
+  expectError(gatherGroup({tensor(DType::F32, {5}), crop, fill}, cropping, {{1, 2}}), "does not crop");
+}
+
 } // namespace
 } // namespace kiln::codegen
