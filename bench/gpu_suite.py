@@ -8,7 +8,9 @@ meanwhile, then per precision
 
   accuracy  `kiln run` against onnxruntime: max relative error (max |kiln - ort| / max |ort|) and
             cosine similarity, worst over outputs; bounds fp32 1e-3, tf32 1e-2, bf16 3e-2,
-            fp16 1e-2, cosine >= 0.999 for bf16/fp16
+            fp16 1e-2, cosine >= 0.999 for bf16/fp16, >= 0.995 fp8, >= 0.99 int8; an 8-bit
+            plan below its bound at batch 1 gets `kiln compare`'s culprits against the
+            interpreter's fp32 evaluation (the values where the error grows most)
   kiln      `kiln bench --json`: compute_ms is Kiln's GPU time (CUDA events around the
             CUDA-graph replay of each request), median_ms the whole request (pinned host input
             -> GPU -> host output); then `kiln profile --json`: the bottleneck step with its
@@ -225,6 +227,31 @@ def kiln_json(opts, command, plan, args, input_args, row, error_key):
         return None
 
 
+def eight_bit_culprits(opts, onnx_path, plan, input_args, row):
+    """An 8-bit plan below its cosine bound: `kiln compare` of the plan (on the GPU) against the
+    interpreter's strict fp32 evaluation of the model on the same input, the values where the
+    error grows most (its culprits) into the row. At batch 1 only: the interpreter's time grows
+    with the batch, and the batch-1 cell has the same weights."""
+    if row["batch"] != 1:
+        row["culprits"] = "see the batch-1 row of this model"
+        return
+    log(f"   kiln compare {row['precision']} against the interpreter (culprits)")
+    code, out, err, _ = km.run_kiln(opts.kiln, ["compare", plan, "--reference", "interpreter", "--model", onnx_path,
+                                                 "--json", "--top", "5", "--timing-cache", opts.timing_cache] +
+                                    input_args, opts.step_timeout)
+    if code != 0:
+        row["culprits_error"] = f"compare (exit {code}): {km.error_tail(err)}"
+        return
+    try:
+        report = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        row["culprits_error"] = f"compare: no JSON in its output: {out.strip()[-200:]}"
+        return
+    errors = {v["name"]: v for v in report["values"] if "name" in v}
+    row["culprits"] = [{"value": name, **{k: errors.get(name, {}).get(k) for k in ("max_rel", "cosine", "growth")}}
+                       for name in report["culprits"]]
+
+
 def kiln_bench(opts, plan, input_args, row):
     """`kiln bench --json` into the row (GPU time = compute_ms)."""
     kiln = kiln_json(opts, "bench", plan, ["--iterations", str(opts.iterations), "--warmup", str(opts.warmup)],
@@ -278,6 +305,8 @@ def kiln_rows(opts, tag, feeds, compile_job, reference, output_names, rows, devi
         out_dir = os.path.join(opts.work_dir, f"{tag}_{precision}_out")
         row.update(km.kiln_accuracy(opts.kiln, plan, input_args, out_dir, output_names, reference, precision,
                                     opts.step_timeout, opts.timing_cache))
+        if precision in ("fp8", "int8") and row.get("accurate") is False:
+            eight_bit_culprits(opts, compile_job.onnx_path, plan, input_args, row)
         if "max_rel_err" not in row:  # the plan did not run: nothing to time
             log(f"   {precision}: {row['error']}")
             continue
