@@ -11,8 +11,10 @@ model (the interpreter evaluates the same quantized module exactly): cuDNN sums 
 products exactly but scales and rounds in its own f32 order, so a value near a rounding
 boundary of the next quantization may round the other way; the bound is a small fraction of
 what quantization itself moves the output (int8 against fp32), so a wrong scale, a wrong
-weight layout or a missing epilogue fails. Prints one line per case; exit 1 on any failure,
-77 without a GPU.
+weight layout or a missing epilogue fails. A failing case whose last conv adds a residual also
+says what the GPU's output holds of the conv and the residual (a least-squares fit against
+their fp32 values), which tells a lost residual from a lost conv or a wrong scale. Prints one
+line per case; exit 1 on any failure, 77 without a GPU.
 """
 import os
 import re
@@ -135,7 +137,38 @@ def check_case(kiln, work, case, compile_only):
     if compile_only:
         return None
     x = rng.standard_normal(shape).astype(np.float32)  # held out: not a calibration input
-    return plan_cases.check_8bit_plan(kiln, work, name, plan, model, "int8", table, x, flags)
+    problem = plan_cases.check_8bit_plan(kiln, work, name, plan, model, "int8", table, x, flags)
+    if problem and convs[-1][8]:
+        problem += "; " + residual_fit(kiln, work, name, model, convs[-1])
+    return problem
+
+
+def residual_fit(kiln, work, name, model, last):
+    """What the GPU's output holds of the last conv's terms, when it adds a residual: the least
+    squares of the output, where it and the fp32 sum are positive (past the ReLU), against the
+    fp32 conv (its bias included) and the residual, from `kiln eval --dump`. Right is about 1 and 1
+    (quantization moves it a little); a lost residual, a lost conv or a wrong scale shows as the
+    coefficient that is not."""
+    conv, residual = last[0], last[8]
+    dump = os.path.join(work, name + ".fp32-dump")
+    proc = plan_cases.run([kiln, "eval", model, "--input", f"x={os.path.join(work, name + '.x.npy')}", "--dump", dump,
+                           "--quiet"])
+    if proc.returncode:
+        return "no fit (eval --dump: " + proc.stderr.strip()[-200:] + ")"
+    import json
+    files = {v["name"]: v["file"] for v in json.load(open(os.path.join(dump, "manifest.json")))["values"]}
+    # A conv without ReLU ends in an Identity, which import drops: its value is the conv's.
+    residual = residual if residual in files else residual + ".c"
+    if f"{conv}.c" not in files or residual not in files:
+        return f"no fit: the dump lacks {conv}.c or {residual}"
+    c = np.load(os.path.join(dump, files[f"{conv}.c"])).astype(np.float64)
+    r = np.load(os.path.join(dump, files[residual])).astype(np.float64)
+    gpu = np.load(os.path.join(work, name + ".gpu", "y.npy")).astype(np.float64)
+    mask = (gpu > 0.05 * np.abs(gpu).max()) & (c + r > 0)
+    if mask.sum() < 3:
+        return "no fit: too few positive outputs"
+    (a, b), *_ = np.linalg.lstsq(np.stack([c[mask], r[mask]], 1), gpu[mask], rcond=None)
+    return f"the GPU output fits {a:.3f} * conv + {b:.3f} * residual ({conv}.c, {residual}) where positive"
 
 
 if __name__ == "__main__":
