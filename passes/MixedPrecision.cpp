@@ -228,6 +228,26 @@ void PrecisionRewriter::run() {
                        << " in fp32, " << casts_.size() << " casts inserted (casts of weights fold)";
 }
 
+/// A model in ONNX's QDQ format keeps the QuantizeLinear and DequantizeLinear of its
+/// activations as kernels of their own around float ops (its weights' dequantizations folded
+/// into float weights before this pass): what onnxruntime computes, not 8-bit arithmetic. One
+/// remark says so, and what does run 8-bit convolutions and GEMMs.
+void reportImportedQuantization(mlir::func::FuncOp func) {
+  int64_t quantize = 0, dequantize = 0;
+  func.walk([&](mlir::Operation *op) {
+    quantize += llvm::isa<QuantizeOp>(op);
+    dequantize += llvm::isa<DequantizeOp>(op);
+  });
+  if (quantize + dequantize == 0)
+    return;
+  mlir::emitRemark(func.getLoc())
+      << "the model's " << quantize << " QuantizeLinear and " << dequantize
+      << " DequantizeLinear of activations (QDQ format) run as kernels of their own around float ops, as "
+         "onnxruntime computes them (its weights' DequantizeLinear fold into float weights): imported QDQ models "
+         "do not run 8-bit convolutions or GEMMs yet; compile the float model with --precision int8 (INT8 "
+         "convolutions) or fp8 (FP8 linear layers) and --calibration for that";
+}
+
 struct MixedPrecisionPass : impl::MixedPrecisionBase<MixedPrecisionPass> {
   using MixedPrecisionBase::MixedPrecisionBase;
 
@@ -257,6 +277,7 @@ struct MixedPrecisionPass : impl::MixedPrecisionBase<MixedPrecisionPass> {
       half = mlir::Float16Type::get(&getContext());
     std::vector<std::string> keep(keepFp32.begin(), keepFp32.end());
     PrecisionRewriter(func, half, keep, forced).run();
+    reportImportedQuantization(func);
   }
 };
 
