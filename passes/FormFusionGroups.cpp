@@ -641,12 +641,10 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       Operation *producer = input.getDefiningOp();
       if (!producer || !input.hasOneUse() || producer->getNumResults() != 1)
         break;
-      if (!prefix && indexMap(producer)) {
-      } else if (elementwise(producer)) {
+      if (elementwise(producer))
         prefix = true;
-      } else {
+      else if (prefix || !indexMap(producer))
         break;
-      }
       chain.push_back(producer);
       current = producer;
     }
