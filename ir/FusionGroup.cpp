@@ -171,13 +171,14 @@ LogicalResult verifyNormBody(FusionGroupOp group) {
   return success();
 }
 
-/// Whether group input `value` (a block argument) is a constant outside the group.
-bool isConstantInput(FusionGroupOp group, Value value, int64_t elements = -1) {
+/// The constant outside the group that body value `value` (a block argument) is; null otherwise.
+ConstantOp constantInput(FusionGroupOp group, Value value) {
   auto argument = llvm::dyn_cast<BlockArgument>(value);
-  if (!argument)
-    return false;
-  auto constant = group.getInputs()[argument.getArgNumber()].getDefiningOp<ConstantOp>();
-  return constant && (elements < 0 || llvm::cast<RankedTensorType>(value.getType()).getNumElements() == elements);
+  return argument ? group.getInputs()[argument.getArgNumber()].getDefiningOp<ConstantOp>() : nullptr;
+}
+
+bool isOneElementConstantInput(FusionGroupOp group, Value value) {
+  return constantInput(group, value) && llvm::cast<RankedTensorType>(value.getType()).getNumElements() == 1;
 }
 
 /// A gather group: one chain from the first group input, elementwise ops first (each reading
@@ -199,11 +200,9 @@ LogicalResult verifyGatherBody(FusionGroupOp group) {
     } else if (llvm::isa<TransposeOp>(op)) {
       indexMaps = moves = true;
     } else if (auto pad = llvm::dyn_cast<PadOp>(op)) {
-      mlir::DenseIntElementsAttr amounts;
-      auto argument = llvm::dyn_cast<BlockArgument>(pad.getPads());
-      auto constant = argument ? group.getInputs()[argument.getArgNumber()].getDefiningOp<ConstantOp>() : nullptr;
-      if (pad.getMode() != "constant" || !constant || !isConstantInput(group, pad.getValue(), 1) ||
-          !(amounts = llvm::dyn_cast<mlir::DenseIntElementsAttr>(constant.getValue())) ||
+      ConstantOp constant = constantInput(group, pad.getPads());
+      auto amounts = constant ? llvm::dyn_cast<mlir::DenseIntElementsAttr>(constant.getValue()) : nullptr;
+      if (pad.getMode() != "constant" || !amounts || !isOneElementConstantInput(group, pad.getValue()) ||
           llvm::any_of(amounts.getValues<int64_t>(), [](int64_t amount) { return amount < 0; }))
         return op.emitOpError() << "in a gather fusion group pads in constant mode by constant non-negative "
                                    "amounts with a constant value";
@@ -212,7 +211,7 @@ LogicalResult verifyGatherBody(FusionGroupOp group) {
       if (indexMaps)
         return op.emitOpError() << "in a gather fusion group comes after an index map; elementwise ops come first";
       for (Value operand : op.getOperands().drop_front())
-        if (!isConstantInput(group, operand, 1))
+        if (!isOneElementConstantInput(group, operand))
           return op.emitOpError() << "in a gather fusion group reads, besides the chain, only one-element "
                                      "constants";
       if (llvm::cast<RankedTensorType>(op.getResult(0).getType()).getShape() !=

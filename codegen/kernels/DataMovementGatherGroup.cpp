@@ -22,13 +22,6 @@ namespace {
 
 bool isIndexMap(const std::string &op) { return op == "kiln.reshape" || op == "kiln.transpose" || op == "kiln.pad"; }
 
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;)
-    strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
-
 /// The group's error about body op `op` (both named: the group is the step).
 Status bodyError(const OpDesc &group, const OpDesc &op, const std::string &message) {
   return group.error("its " + op.op + " '" + op.name + "': " + message);
