@@ -7,10 +7,12 @@
 // permutation; the interpreter gives the same bits).
 //
 // 1. Anchors. Each 2-d kiln.conv (rank-4 input) that `layout` selects (nhwc: all; auto: those
-//    whose input is bf16 or f16, the tensor-core convs) becomes
+//    whose input is bf16 or f16, the tensor-core convs, and an imported QDQ model's convs that
+//    keep int8 weights for INT8 kernels) becomes
 //      transpose(x, [0,2,3,1]) -> conv {channels_last} -> transpose(y, [0,3,1,2])
-//    with its weight permuted to KRSC: a constant at compile time, whatever its size and type,
-//    bytes moved without rounding; any other weight through a transpose.
+//    with its weight permuted to KRSC: a constant (or the int8 constant under a weight's
+//    dequantization) at compile time, whatever its size and type, bytes moved without
+//    rounding; any other weight through a transpose.
 // 2. Propagation, with the greedy driver, so the transposes meet and cancel:
 //    - the channels-first transpose [0,3,1,2] sinks through elementwise ops (ElementwiseMap,
 //      and per-tensor quantize/dequantize: a QDQ model's convs meet) when every other operand
@@ -36,6 +38,7 @@
 #include "passes/Passes.h"
 
 #include "passes/ConstantValues.h"
+#include "passes/QuantizableOps.h"
 
 #include "ir/KilnOps.h"
 #include "ir/ShapeRules.h"
@@ -310,7 +313,38 @@ struct ConvertLayoutPass : impl::ConvertLayoutBase<ConvertLayoutPass> {
     if (layout == "nhwc")
       return true;
     mlir::Type element = typeOf(conv.getInput()).getElementType();
-    return element.isBF16() || element.isF16();
+    return element.isBF16() || element.isF16() || readsImportedInt8(conv);
+  }
+
+  /// An imported QDQ model's conv that keeps its int8 weight (kiln-fold-constants left the
+  /// dequantization: isImportedInt8ConvWeight): cuDNN's INT8 kernels are NHWC.
+  static bool readsImportedInt8(ConvOp conv) {
+    auto weight = conv.getWeight().getDefiningOp<DequantizeOp>();
+    return conv.getInput().getDefiningOp<DequantizeOp>() && weight && isImportedInt8ConvWeight(weight);
+  }
+
+  /// The channels-last (KRSC) form of a conv weight computed at compile time: a constant
+  /// permuted, or the dequantization of one (an imported int8 weight: its int8 values permuted,
+  /// the scales along the output channels, axis 0, as before). Null when it is neither.
+  static Value permutedConstantWeight(Value weight, llvm::ArrayRef<int64_t> toLast) {
+    auto dequantize = weight.getDefiningOp<DequantizeOp>();
+    if (dequantize && !(isPerTensorQuantization(dequantize) || dequantize.getAxis() == 0))
+      return {};
+    Value stored = dequantize ? dequantize.getInput() : weight;
+    auto constant = stored.getDefiningOp<ConstantOp>();
+    std::optional<mlir::ElementsAttr> payload =
+        constant ? permutedPayload(constant, typeOf(stored).getShape(), toLast) : std::nullopt;
+    if (!payload)
+      return {};
+    mlir::OpBuilder after(constant->getContext());
+    after.setInsertionPointAfter(constant);
+    Value permutedStored = ConstantOp::create(after, constant.getLoc(), payload->getType(), *payload);
+    if (!dequantize)
+      return permutedStored;
+    after.setInsertionPoint(dequantize);
+    return DequantizeOp::create(after, dequantize.getLoc(), typeOf(weight).clone(toChannelsLast(typeOf(weight).getShape())),
+                                permutedStored, dequantize.getScale(), dequantize.getZeroPoint(),
+                                dequantize.getAxisAttr());
   }
 
   void convertConv(ConvOp conv, llvm::DenseMap<Value, Value> &krsc) {
@@ -320,16 +354,9 @@ struct ConvertLayoutPass : impl::ConvertLayoutBase<ConvertLayoutPass> {
     Value weight = conv.getWeight();
     Value &permutedWeight = krsc[weight];
     if (!permutedWeight) {
-      auto constant = weight.getDefiningOp<ConstantOp>();
-      std::optional<mlir::ElementsAttr> payload =
-          constant ? permutedPayload(constant, typeOf(weight).getShape(), toLast) : std::nullopt;
-      if (payload) {
-        mlir::OpBuilder after(constant->getContext());
-        after.setInsertionPointAfter(constant);
-        permutedWeight = ConstantOp::create(after, constant.getLoc(), payload->getType(), *payload);
-      } else {
+      permutedWeight = permutedConstantWeight(weight, toLast);
+      if (!permutedWeight)
         permutedWeight = transpose(builder, loc, weight, toLast);
-      }
     }
     llvm::SmallVector<Value, 3> operands = {transpose(builder, loc, conv.getInput(), toLast), permutedWeight};
     if (conv.getBias())

@@ -3,6 +3,7 @@
 #include "passes/Passes.h"
 
 #include "passes/ConstantValues.h"
+#include "passes/QuantizableOps.h"
 
 #include "ir/KilnOps.h"
 
@@ -12,6 +13,21 @@ namespace kiln {
 #include "passes/Passes.h.inc"
 
 namespace {
+
+/// The convs of dequantized inputs that read `weight`, an 8-bit weight folding into float
+/// values (isImportedInt8ConvWeight refused it): each says why it is no INT8 convolution.
+void remarkFakeQuantizedConvs(DequantizeOp weight) {
+  for (mlir::OpOperand &use : weight->getUses()) {
+    auto conv = llvm::dyn_cast<ConvOp>(use.getOwner());
+    auto input = conv ? conv.getInput().getDefiningOp<DequantizeOp>() : DequantizeOp();
+    if (!input || use.getOperandNumber() != 1)
+      continue;
+    if (std::optional<std::string> why = whyNoInt8ConvOnceChannelsLast(conv, input, weight))
+      conv->emitRemark() << "8-bit convolution runs as its Q/DQ ops around a float convolution (fake "
+                            "quantization; its weight folds into float values): "
+                         << *why;
+  }
+}
 
 struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
   using FoldConstantsBase::FoldConstantsBase;
@@ -31,6 +47,13 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
       });
       if (!allConstant)
         continue;
+      // An imported QDQ model's int8 conv weight stays int8 with its scales: the conv runs as
+      // an INT8 kernel (kiln-fold-quantization folds the dequantization if it does not).
+      if (auto dequantize = llvm::dyn_cast<DequantizeOp>(op)) {
+        if (isImportedInt8ConvWeight(dequantize))
+          continue;
+        remarkFakeQuantizedConvs(dequantize);
+      }
       int64_t resultElements = 0;
       for (mlir::Type t : op->getResultTypes())
         resultElements += llvm::cast<mlir::RankedTensorType>(t).getNumElements();

@@ -91,6 +91,7 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
     }
     for (MatMulOp matmul : matmuls)
       prepareFp8Gemm(matmul);
+    dequantizeAfterMoves(func);
     for (ConvOp conv : convs)
       prepareInt8Conv(conv);
     sinkQuantizations(func);
@@ -180,6 +181,59 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
     op->emitRemark() << "not quantized, stays " << elementName(op->getResult(0)) << ": " << *why;
   }
 
+  /// move(dequantize(x8)) -> dequantize(move(x8)) for a per-tensor dequantization of an int8
+  /// activation and a reshape
+  /// or transpose: the same values (each element dequantized alone), but the move carries the
+  /// 8-bit values (a quarter of f32's bytes) and its readers read a dequantization, as an INT8
+  /// convolution needs its input to be. An imported QDQ model's quantized convs read their
+  /// inputs this way where the layout pass transposed a dequantized value to channels last (the
+  /// graph input, a value a channels-first op computed). Equal moves of one value become one.
+  void dequantizeAfterMoves(mlir::func::FuncOp func) {
+    llvm::SmallVector<DequantizeOp> dequantizations;
+    func.walk([&](DequantizeOp dq) {
+      // int8 activations: an FP8 GEMM's weight keeps its transpose after its dequantization
+      // (prepareFp8Gemm's form), and weights are moved at compile time anyway.
+      if (isPerTensorQuantization(dq) && tensorType(dq.getInput()).getElementType().isInteger(8) &&
+          !dq.getInput().getDefiningOp<ConstantOp>())
+        dequantizations.push_back(dq);
+    });
+    for (DequantizeOp dequantize : dequantizations) {
+      llvm::SmallVector<mlir::Operation *> moves;
+      for (mlir::Operation *user : dequantize->getUsers())
+        if (llvm::isa<ReshapeOp, TransposeOp>(user) && !llvm::is_contained(moves, user))
+          moves.push_back(user);
+      // In block order, so a dequantization made before the first of equal moves serves the rest.
+      llvm::sort(moves, [](mlir::Operation *a, mlir::Operation *b) { return a->isBeforeInBlock(b); });
+      llvm::SmallVector<std::pair<mlir::Operation *, mlir::Value>> done; // a move and its dequantization
+      for (mlir::Operation *move : moves) {
+        mlir::Value after;
+        for (auto [other, value] : done)
+          if (other->getName() == move->getName() && other->getResultTypes() == move->getResultTypes() &&
+              other->getDiscardableAttrDictionary() == move->getDiscardableAttrDictionary() &&
+              other->getPropertiesAsAttribute() == move->getPropertiesAsAttribute())
+            after = value;
+        if (!after) {
+          mlir::OpBuilder builder(move);
+          mlir::Operation *moved = builder.clone(*move);
+          moved->setOperand(0, dequantize.getInput());
+          moved->getResult(0).setType(
+              tensorType(move->getResult(0)).clone(tensorType(dequantize.getInput()).getElementType()));
+          moved->removeAttr(kOnnxValuesAttr); // it moves the 8-bit values, not the ONNX value's
+          after = DequantizeOp::create(builder, dequantize.getLoc(), tensorType(move->getResult(0)),
+                                       moved->getResult(0), dequantize.getScale(), dequantize.getZeroPoint(),
+                                       dequantize.getAxisAttr())
+                      .getResult();
+          done.push_back({move, after});
+        }
+        move->getResult(0).replaceAllUsesWith(after);
+      }
+      for (mlir::Operation *move : moves)
+        move->erase();
+      if (dequantize->use_empty())
+        dequantize->erase();
+    }
+  }
+
   /// An INT8 convolution gets a dequantization of its input of its own, so its `conv` group
   /// can take it in (the group's input is then the int8 tensor); one that does not fit keeps its
   /// Q/DQ ops, with a remark.
@@ -191,6 +245,15 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
     if (std::optional<std::string> why = whyNoInt8Conv(conv, input, weight)) {
       conv->emitRemark() << "8-bit convolution runs as its Q/DQ ops and a " << elementName(conv.getResult())
                          << " convolution (fake quantization): " << *why;
+      // Its 8-bit constant weight is read as the float values it stands for: folded, so no
+      // kernel dequantizes it at every run.
+      auto stored = weight.getInput().getDefiningOp<ConstantOp>();
+      if (!stored || !weight->hasOneUse())
+        return;
+      if (llvm::Error error = replaceWithConstants(weight, kInlineElements, "dequantized"))
+        conv->emitRemark() << "its weight's dequantization stays a kernel: " << llvm::toString(std::move(error));
+      else if (stored->use_empty())
+        stored->erase();
       return;
     }
     mlir::OpBuilder builder(conv);

@@ -14,6 +14,7 @@
 #include "passes/Passes.h"
 #include "passes/Pipelines.h"
 #include "passes/PrecisionPolicy.h"
+#include "passes/QuantizableOps.h"
 
 #include "ir/KilnOps.h"
 #include "ir/Provenance.h"
@@ -92,7 +93,21 @@ private:
   llvm::DenseSet<Value> weak_;
   llvm::StringSet<> matched_;                                    // override targets that matched
   int64_t inHalf_ = 0, inFp32_ = 0;
+  int64_t importedInt8Convs_ = 0;
+
+public:
+  int64_t importedInt8Convs() const { return importedInt8Convs_; }
 };
+
+/// A conv of an imported QDQ model that keeps its int8 weight for an INT8 kernel
+/// (isImportedInt8ConvWeight: kiln-fold-constants left its dequantization).
+bool isImportedInt8Conv(mlir::Operation *op) {
+  auto conv = llvm::dyn_cast<ConvOp>(op);
+  if (!conv || !conv.getInput().getDefiningOp<DequantizeOp>())
+    return false;
+  auto weight = conv.getWeight().getDefiningOp<DequantizeOp>();
+  return weight && isImportedInt8ConvWeight(weight);
+}
 
 std::optional<Decision> PrecisionRewriter::overrideFor(mlir::Operation *op) {
   auto matches = [&](llvm::StringRef target) {
@@ -159,6 +174,11 @@ void PrecisionRewriter::retype(mlir::Operation *op) {
       op->setAttr("kiln.math", mlir::StringAttr::get(op->getContext(), "strict"));
     // A location-only remark: attaching it to the op would print the op with it.
     mlir::emitRemark(op->getLoc()) << "runs in " << precisionName(decision->precision) << " (" << decision->why << ")";
+  } else if (isImportedInt8Conv(op)) {
+    // The model states its precision: int8 values and scales, which its INT8 kernel computes
+    // from exactly (int32 sums scaled in f32). Its float type stays the dequantizations'.
+    target = f32_;
+    ++importedInt8Convs_;
   } else {
     switch (precisionClassOf(op->getName().getStringRef())) {
     case PrecisionClass::Compute: target = half_ ? *half_ : f32_; break;
@@ -228,11 +248,12 @@ void PrecisionRewriter::run() {
                        << " in fp32, " << casts_.size() << " casts inserted (casts of weights fold)";
 }
 
-/// A model in ONNX's QDQ format keeps the QuantizeLinear and DequantizeLinear of its
-/// activations as kernels of their own around float ops (its weights' dequantizations folded
-/// into float weights before this pass): what onnxruntime computes, not 8-bit arithmetic. One
-/// remark says so, and what does run 8-bit convolutions and GEMMs.
-void reportImportedQuantization(mlir::func::FuncOp func) {
+/// A model in ONNX's QDQ format: its convolutions that read int8 inputs and weights in the form
+/// INT8 kernels take keep them (isImportedInt8Conv); every other QuantizeLinear and
+/// DequantizeLinear runs as a kernel of its own around float ops (weights of other ops folded
+/// into float weights before this pass), as onnxruntime computes them. One remark says how many
+/// convolutions keep int8, what keeps the others from it, and what runs 8-bit GEMMs.
+void reportImportedQuantization(mlir::func::FuncOp func, int64_t int8Convs) {
   int64_t quantize = 0, dequantize = 0;
   func.walk([&](mlir::Operation *op) {
     quantize += llvm::isa<QuantizeOp>(op);
@@ -240,12 +261,18 @@ void reportImportedQuantization(mlir::func::FuncOp func) {
   });
   if (quantize + dequantize == 0)
     return;
-  mlir::emitRemark(func.getLoc())
-      << "the model's " << quantize << " QuantizeLinear and " << dequantize
-      << " DequantizeLinear of activations (QDQ format) run as kernels of their own around float ops, as "
-         "onnxruntime computes them (its weights' DequantizeLinear fold into float weights): imported QDQ models "
-         "do not run 8-bit convolutions or GEMMs yet; compile the float model with --precision int8 (INT8 "
-         "convolutions) or fp8 (FP8 linear layers) and --calibration for that";
+  auto remark = mlir::emitRemark(func.getLoc());
+  remark << "the model's " << quantize << " QuantizeLinear and " << dequantize << " DequantizeLinear (QDQ format): ";
+  if (int8Convs > 0)
+    remark << int8Convs << " convolutions keep their int8 inputs, weights and scales for INT8 kernels "
+           << "(kiln-fold-quantization remarks any that cannot run one); ";
+  else
+    remark << "no convolution reads int8 in the form INT8 kernels take (int8 input per tensor, int8 weight per "
+              "tensor or per output channel, zero points 0, one group, C a multiple of 32 and K of 16: "
+              "onnxruntime's quantize_static writes it with extra_options ActivationSymmetric); ";
+  remark << "the other quantizations run as kernels of their own around float ops, as onnxruntime computes them, "
+            "and GEMMs and matmuls in float: compile the float model with --precision fp8 --calibration for FP8 "
+            "linear layers";
 }
 
 struct MixedPrecisionPass : impl::MixedPrecisionBase<MixedPrecisionPass> {
@@ -276,8 +303,9 @@ struct MixedPrecisionPass : impl::MixedPrecisionBase<MixedPrecisionPass> {
     else if (*plan == Precision::FP16)
       half = mlir::Float16Type::get(&getContext());
     std::vector<std::string> keep(keepFp32.begin(), keepFp32.end());
-    PrecisionRewriter(func, half, keep, forced).run();
-    reportImportedQuantization(func);
+    PrecisionRewriter rewriter(func, half, keep, forced);
+    rewriter.run();
+    reportImportedQuantization(func, rewriter.importedInt8Convs());
   }
 };
 

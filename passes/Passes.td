@@ -15,7 +15,11 @@ def FoldConstants : Pass<"kiln-fold-constants", "mlir::func::FuncOp"> {
     Replaces every kiln op whose operands are all `kiln.constant` with constants computed by
     the CPU reference interpreter (ir/Interpreter), so folding means exactly what the op means.
     A result larger than `max-elements` is not folded and is reported as a remark, so that a
-    small model cannot expand into gigabytes of constants.
+    small model cannot expand into gigabytes of constants. One exception: the
+    `kiln.dequantize` of an imported QDQ model's int8 conv weight stays when every reader is a
+    conv with a dequantized input that an INT8 kernel can run (per-tensor int8 input, zero
+    points 0, C a multiple of 32, ...: whyNoInt8ConvOnceChannelsLast), so the weight keeps its
+    int8 values and scales for kiln-fold-quantization.
   }];
   let options = [
     Option<"maxElements", "max-elements", "int64_t", /*default=*/"1 << 20",
@@ -71,7 +75,10 @@ def MixedPrecision : Pass<"kiln-mixed-precision", "mlir::func::FuncOp"> {
     of another type a `kiln.cast` is inserted, one per (value, type); graph inputs and outputs
     keep their declared types. Weight casts and cast chains are left to canonicalize
     (kiln.cast's folder). Only f32 computation is retargeted: ops already in another type stay.
-    `keep-fp32` and `force-precision` name ONNX nodes, ONNX op types or kiln op names; an op
+    An imported QDQ model's conv that keeps its int8 weight for an INT8 kernel (its weight's
+    dequantization left by kiln-fold-constants) keeps its dequantizations' type: the model
+    states its precision. A remark counts such convs, or says what form INT8 kernels take when
+    a QDQ model has none. `keep-fp32` and `force-precision` name ONNX nodes, ONNX op types or kiln op names; an op
     forced to `fp32` (not tf32) is marked `kiln.math = "strict"` so codegen runs it in IEEE
     fp32 even in a TF32 plan. Each override is reported as a remark on the ops it matched, and
     as a warning when it matches nothing.
@@ -135,8 +142,8 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
 def FoldQuantization : Pass<"kiln-fold-quantization", "mlir::func::FuncOp"> {
   let summary = "8-bit weights quantized at compile time, FP8 linear layers and INT8 convs in their libraries' forms";
   let description = [{
-    Runs after kiln-insert-quantization (or on an imported QDQ model) and before
-    kiln-form-fusion-groups. A kiln.quantize of a constant (a weight) becomes the 8-bit
+    Runs after kiln-insert-quantization, or in any pipeline for an imported QDQ model (a module
+    without Q/DQ ops stays as it is), and before kiln-form-fusion-groups. A kiln.quantize of a constant (a weight) becomes the 8-bit
     constant the interpreter computes, so no plan quantizes weights at run time. A kiln.matmul
     of two dequantized FP8 E4M3 operands, its weight a constant, both per tensor with zero
     points 0, is what Hopper's FP8 GEMMs run (cuBLASLt, TN only): its weight is stored
@@ -153,7 +160,10 @@ def FoldQuantization : Pass<"kiln-fold-quantization", "mlir::func::FuncOp"> {
     per tensor, a constant weight per tensor or per output channel, channels last, one group,
     C a multiple of 32 and K of 16) gets a kiln.dequantize of its input of its own, for its `conv`
     group to take; the others are remarked or, with `drop-unfoldable`, read their unquantized
-    operands again. Last, a per-tensor quantization with zero point 0 moves above the reshapes,
+    operands again; a fake-quantized conv's 8-bit constant weight folds into its float values.
+    A reshape or transpose of a per-tensor int8 activation's dequantization moves the int8
+    values and is dequantized after (an imported QDQ model's conv then reads a dequantization
+    where the layout pass transposed its dequantized input). Last, a per-tensor quantization with zero point 0 moves above the reshapes,
     transposes, zero paddings and max pools that only it reads (exact: quantization keeps order
     and maps 0 to 0), so those move 8-bit values and the quantize joins what computes theirs.
   }];
@@ -202,8 +212,10 @@ def ConvertLayout : Pass<"kiln-convert-layout", "mlir::func::FuncOp"> {
   let description = [{
     Each 2-d kiln.conv that `layout` selects becomes `transpose(x, [0,2,3,1])` → conv with
     `channels_last` → `transpose(y, [0,3,1,2])`, its weight permuted to KRSC at compile time
-    (a transpose when it is not a constant). `auto` selects the convs whose input is bf16 or
-    f16 (tensor-core convs), `nhwc` every 2-d conv, `nchw` none. The channels-first transposes
+    (a constant, or the int8 constant under an imported weight's dequantization; a transpose
+    otherwise). `auto` selects the convs whose input is bf16 or f16 (tensor-core convs) and an
+    imported QDQ model's convs that keep int8 weights for INT8 kernels (cuDNN's are NHWC),
+    `nhwc` every 2-d conv, `nchw` none. The channels-first transposes
     then sink through elementwise ops (constant operands permuted at compile time), pools
     whose input is one take `channels_last` too, and transposes compose and vanish, so what
     remains are the transposes at the layout's boundaries. conv_transpose and 1-d/3-d convs

@@ -133,6 +133,10 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
     FoldQuantizationOptions fold;
     fold.dropUnfoldable = true;
     func.addPass(createFoldQuantization(fold));
+  } else {
+    // An imported QDQ model's convs that kept int8 weights become INT8 convolutions (a module
+    // without Q/DQ ops is left as it is).
+    func.addPass(createFoldQuantization());
   }
   if (options.fuse) {
     FormFusionGroupsOptions groups;

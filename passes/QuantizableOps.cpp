@@ -69,7 +69,7 @@ bool readsInt8(DequantizeOp dq) {
 
 } // namespace
 
-std::optional<std::string> whyNoInt8Conv(ConvOp conv, DequantizeOp input, DequantizeOp weight) {
+std::optional<std::string> whyNoInt8ConvOnceChannelsLast(ConvOp conv, DequantizeOp input, DequantizeOp weight) {
   if (!readsInt8(input) || !readsInt8(weight))
     return std::string("8-bit float (FP8) convolutions are not implemented (INT8 only)");
   if (!isPerTensorQuantization(input))
@@ -81,12 +81,13 @@ std::optional<std::string> whyNoInt8Conv(ConvOp conv, DequantizeOp input, Dequan
   if (!isConstantWeight(weight))
     return std::string("its weight is computed at run time, not a constant");
   auto x = tensorType(conv.getInput());
-  if (!conv.getChannelsLast() || x.getRank() != 4)
-    return std::string("it is not a channels-last 2-d convolution (cuDNN's INT8 kernels are NHWC)");
+  if (x.getRank() != 4)
+    return std::string("it is not a 2-d convolution (cuDNN's INT8 kernels are 2-d, NHWC)");
   if (conv.getGroup() != 1)
     return std::string("it has ") + std::to_string(conv.getGroup()) +
            " groups (cuDNN's INT8 kernels take one; depthwise convolutions stay in their float type)";
-  int64_t c = x.getShape().back(), k = tensorType(conv.getWeight()).getShape().front();
+  int64_t c = conv.getChannelsLast() ? x.getShape().back() : x.getShape()[1];
+  int64_t k = tensorType(conv.getWeight()).getShape().front();
   if (c % 16 != 0 || k % 16 != 0)
     return "C = " + std::to_string(c) + " or K = " + std::to_string(k) +
            " is not a multiple of 16, as cuDNN's INT8 convolutions need";
@@ -95,6 +96,26 @@ std::optional<std::string> whyNoInt8Conv(ConvOp conv, DequantizeOp input, Dequan
   if (c % 32 != 0)
     return "C = " + std::to_string(c) + " is not a multiple of 32: cuDNN's INT8 kernels for it are slower than bf16's";
   return std::nullopt;
+}
+
+std::optional<std::string> whyNoInt8Conv(ConvOp conv, DequantizeOp input, DequantizeOp weight) {
+  if (std::optional<std::string> why = whyNoInt8ConvOnceChannelsLast(conv, input, weight))
+    return why;
+  if (!conv.getChannelsLast())
+    return std::string("it is not a channels-last convolution (cuDNN's INT8 kernels are NHWC)");
+  return std::nullopt;
+}
+
+bool isImportedInt8ConvWeight(DequantizeOp weight) {
+  if (!weight.getInput().getDefiningOp<ConstantOp>() || weight->use_empty())
+    return false;
+  return llvm::all_of(weight->getUses(), [&](mlir::OpOperand &use) {
+    auto conv = llvm::dyn_cast<ConvOp>(use.getOwner());
+    if (!conv || use.getOperandNumber() != 1)
+      return false;
+    auto input = conv.getInput().getDefiningOp<DequantizeOp>();
+    return input && !whyNoInt8ConvOnceChannelsLast(conv, input, weight);
+  });
 }
 
 std::optional<QuantizedConv> matchQuantizedConv(ConvOp conv) {

@@ -53,6 +53,18 @@ bool isConstantWeight(DequantizeOp weight);
 /// whose input and output channels are multiples of 16 (what cuDNN's INT8 NHWC kernels take).
 std::optional<std::string> whyNoInt8Conv(ConvOp conv, DequantizeOp input, DequantizeOp weight);
 
+/// whyNoInt8Conv but for the layout: what keeps `conv` from an INT8 kernel even once it runs
+/// channels last (channels read from the layout it has now). An imported QDQ model's convs are
+/// judged by it before kiln-convert-layout has run.
+std::optional<std::string> whyNoInt8ConvOnceChannelsLast(ConvOp conv, DequantizeOp input, DequantizeOp weight);
+
+/// Whether `weight` dequantizes a constant (an imported QDQ model's int8 weight) that only
+/// convolutions read, as their weight, each with a dequantized input and fit for an INT8 kernel
+/// once channels last (whyNoInt8ConvOnceChannelsLast). kiln-fold-constants keeps such a
+/// dequantization, so the weight stays int8 with the model's scales; a weight any other op reads
+/// folds into float values as before.
+bool isImportedInt8ConvWeight(DequantizeOp weight);
+
 /// A conv in the form kiln-fold-quantization leaves an INT8 convolution in, ready for a `conv`
 /// group to take both dequantizations: conv(dequantize(x8), dequantize(w8)), channels last,
 /// each dequantize used by this conv alone, whyNoInt8Conv finding nothing. std::nullopt

@@ -12,14 +12,20 @@ the output by several steps. So the bound is the larger of --max-steps output st
 1) and how far onnxruntime's two modes, optimized and unoptimized, are apart themselves.
 
     check_qdq_models.py --kiln build/tools/kiln --model examples/tiny_cnn.onnx --work-dir DIR [--gpu]
+    check_qdq_models.py --kiln build/tools/kiln --model conv_block --expect-int8-convs 3 --work-dir DIR
 
 --model takes any fp32 model with one float input (a symbolic first dimension becomes
---batch).
+--batch), or `conv_block`: a residual block generated here whose convs over 32 and 64
+channels are the form INT8 kernels take once quantized with symmetric activations (its first
+conv, over 16 channels, is not). With --expect-int8-convs N, the plan of the symmetric
+configuration must run N INT8 convolutions (conv steps reading int8, from `kiln inspect`) and
+the other configurations' plans none (their zero points are not 0).
 
 Prints one line per configuration and exits 1 if any fails.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -61,6 +67,47 @@ def output_step(model, output):
     raise ValueError(f"no DequantizeLinear computes {output}")
 
 
+def make_conv_block(path, batch):
+    """A residual block: conv 16->32 3x3, relu, conv 32->32 3x3, relu, conv 32->32 1x1 plus the
+    first relu's output, relu, conv 32->64 3x3 stride 2, global pool, flatten (fixed seed)."""
+    from onnx import TensorProto, helper
+    rng = np.random.default_rng(0)
+    weights = []
+
+    def weight(name, *shape):
+        weights.append(numpy_helper.from_array((rng.standard_normal(shape) * 0.1).astype(np.float32), name))
+        return name
+
+    nodes = [
+        helper.make_node("Conv", ["x", weight("w1", 32, 16, 3, 3), weight("b1", 32)], ["c1"], pads=[1, 1, 1, 1],
+                         name="conv1"),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", weight("w2", 32, 32, 3, 3), weight("b2", 32)], ["c2"], pads=[1, 1, 1, 1],
+                         name="conv2"),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("Conv", ["r2", weight("w3", 32, 32, 1, 1), weight("b3", 32)], ["c3"], name="conv3"),
+        helper.make_node("Add", ["c3", "r1"], ["a"], name="add"),
+        helper.make_node("Relu", ["a"], ["r3"], name="relu3"),
+        helper.make_node("Conv", ["r3", weight("w4", 64, 32, 3, 3)], ["c4"], pads=[1, 1, 1, 1], strides=[2, 2],
+                         name="conv4"),
+        helper.make_node("GlobalAveragePool", ["c4"], ["g"], name="gap"),
+        helper.make_node("Flatten", ["g"], ["y"], name="flat"),
+    ]
+    graph = helper.make_graph(nodes, "conv_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 16, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 64])], weights)
+    # IR 8 / opset 17: what onnxruntime 1.30 on the GPU box loads.
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def int8_conv_steps(kiln, plan):
+    """How many conv steps of `plan` read int8 (INT8 convolutions), from `kiln inspect`."""
+    text = subprocess.run([kiln, "inspect", plan], capture_output=True, text=True, check=True).stdout
+    return sum(1 for line in text.splitlines()
+               if line.startswith("step ") and " conv " in line and re.search(r" x=[^ ]*:i8\[", line))
+
+
 def onnxruntime_outputs(path, name, feed):
     """(outputs of the optimized run by name, max |optimized - unoptimized| by name)."""
     runs = []
@@ -82,9 +129,14 @@ def main():
     ap.add_argument("--gpu", action="store_true", help="also run the plans on the GPU (kiln run)")
     ap.add_argument("--max-steps", type=float, default=1.0, help="output steps allowed apart (default 1)")
     ap.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated subset of " + ", ".join(CONFIGS))
+    ap.add_argument("--expect-int8-convs", type=int,
+                    help="INT8 convolutions the int8-symmetric-activations plan must run (the others: none)")
     opts = ap.parse_args()
     os.makedirs(opts.work_dir, exist_ok=True)
 
+    if opts.model == "conv_block":
+        opts.model = os.path.join(opts.work_dir, "conv_block.onnx")
+        make_conv_block(opts.model, opts.batch)
     fp32 = onnx.load(opts.model)
     name = fp32.graph.input[0].name
     if fp32.graph.input[0].type.tensor_type.shape.dim[0].dim_value <= 0:
@@ -128,7 +180,14 @@ def main():
         if kiln("eval", qdq, "--input", f"{name}={held_out_path}", "--output-dir", out_dir):
             compare("eval", out_dir)
         plan = os.path.join(opts.work_dir, config + ".kiln")
-        if kiln("compile", qdq, "-o", plan, "--quiet") and opts.gpu:
+        compiled = kiln("compile", qdq, "-o", plan, "--quiet")
+        if compiled and opts.expect_int8_convs is not None:
+            want = opts.expect_int8_convs if config == "int8-symmetric-activations" else 0
+            got = int8_conv_steps(opts.kiln, plan)
+            print(f"  {config}: {got} INT8 convolutions in the plan (expected {want})")
+            if got != want:
+                problems.append(f"the plan runs {got} INT8 convolutions, expected {want}")
+        if compiled and opts.gpu:
             out_dir = os.path.join(opts.work_dir, config + "-gpu")
             if kiln("run", plan, "--input", f"{name}={held_out_path}", "--output-dir", out_dir):
                 compare("gpu", out_dir)

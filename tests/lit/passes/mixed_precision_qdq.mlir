@@ -1,10 +1,11 @@
 // RUN: kiln-opt %s -kiln-mixed-precision="precision=bf16" 2>&1 | FileCheck %s
 // RUN: kiln-opt %s -kiln-mixed-precision="precision=fp32" 2>&1 | FileCheck %s
 
-// A model in ONNX's QDQ format (the weight's DequantizeLinear already folded, as constant
-// folding leaves it): its activations' quantize/dequantize stay kernels around float ops, and a
-// remark says so, with what runs 8-bit convolutions.
-// CHECK: remark: the model's 1 QuantizeLinear and 1 DequantizeLinear of activations (QDQ format) run as kernels of their own around float ops{{.*}}compile the float model with --precision int8 (INT8 convolutions) or fp8 (FP8 linear layers) and --calibration
+// A model in ONNX's QDQ format whose conv cannot run as an INT8 convolution (4 channels; its
+// weight's DequantizeLinear already folded, as constant folding leaves it): its activations'
+// quantize/dequantize stay kernels around float ops, and a remark says so, with the form INT8
+// kernels take and what runs 8-bit GEMMs.
+// CHECK: remark: the model's 1 QuantizeLinear and 1 DequantizeLinear (QDQ format): no convolution reads int8 in the form INT8 kernels take ({{.*}}C a multiple of 32 and K of 16: onnxruntime's quantize_static writes it with extra_options ActivationSymmetric); the other quantizations run as kernels of their own around float ops{{.*}}--precision fp8 --calibration for FP8 linear layers
 func.func @qdq_conv(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %s = kiln.constant dense<0.02> : tensor<f32>
   %z = kiln.constant dense<0> : tensor<i8>
