@@ -114,15 +114,28 @@ def main(title, doc, cases, check_case):
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--kiln", required=True)
     parser.add_argument("--compile-only", action="store_true", help="check only the plans, on any machine")
+    parser.add_argument("--only", help="comma-separated case names to run (default: all)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run each case this many times (each run tunes its cuDNN engines afresh, "
+                             "so an engine that computes wrong values shows up when the tuner picks it)")
     args = parser.parse_args()
     if not args.compile_only and not gpu_present():
         print(f"{title}: SKIPPED (no CUDA device)")
         return SKIP_EXIT_CODE
-    failed = 0
+    if args.only:
+        names = args.only.split(",")
+        unknown = [n for n in names if n not in {c[0] for c in cases}]
+        if unknown:
+            parser.error(f"--only: no case named {', '.join(unknown)} (cases: {', '.join(c[0] for c in cases)})")
+        cases = [c for c in cases if c[0] in names]
+    failed = runs = 0
     with tempfile.TemporaryDirectory() as work:
         for case in cases:
-            problem = check_case(args.kiln, work, case, args.compile_only)
-            print(f"{'FAILED' if problem else 'ok    '} {case[0]}" + (f": {problem}" if problem else ""))
-            failed += bool(problem)
-    print(f"{title}: {len(cases) - failed} passed, {failed} failed")
+            for attempt in range(args.repeat):
+                problem = check_case(args.kiln, work, case, args.compile_only)
+                label = case[0] + (f" (run {attempt + 1}/{args.repeat})" if args.repeat > 1 else "")
+                print(f"{'FAILED' if problem else 'ok    '} {label}" + (f": {problem}" if problem else ""), flush=True)
+                failed += bool(problem)
+                runs += 1
+    print(f"{title}: {runs - failed} passed, {failed} failed")
     return 1 if failed else 0

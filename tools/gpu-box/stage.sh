@@ -44,5 +44,6 @@ probe() { # name, extra nvcc arguments
   fi
 }
 probe conv8_probe -Ithird_party/cudnn-frontend/include -lcudnn -lnvrtc
+probe conv8_check_probe -Ithird_party/cudnn-frontend/include -lcudnn -lnvrtc
 probe gemm8_probe -lcublasLt
 du -sh "$STAGE"/* | sed 's/^/staged: /'
