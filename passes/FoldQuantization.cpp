@@ -91,6 +91,7 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
     }
     for (MatMulOp matmul : matmuls)
       prepareFp8Gemm(matmul);
+    reluBeforeQuantization(func);
     dequantizeAfterMoves(func);
     for (ConvOp conv : convs)
       prepareInt8Conv(conv);
@@ -179,6 +180,53 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
         quantize->erase();
     }
     op->emitRemark() << "not quantized, stays " << elementName(op->getResult(0)) << ": " << *why;
+  }
+
+  /// quantize(relu(dequantize(quantize(v)))) -> quantize(relu(v)) where the three share one
+  /// scale and zero point (per tensor) and the dequantization is f32: onnxruntime's QDQ form of
+  /// conv -> relu with symmetric activations, where the ReLU's range is the conv's (its positive
+  /// maximum dominates). Exact: both are max(quantize(v), zero point) (the f32 dequantized
+  /// value divided by the same scale rounds back to its integer). The relu then joins the conv's
+  /// epilogue and the quantization its int8 result, where a requantization kernel ran.
+  void reluBeforeQuantization(mlir::func::FuncOp func) {
+    llvm::SmallVector<QuantizeOp> last;
+    func.walk([&](QuantizeOp q) { last.push_back(q); });
+    for (QuantizeOp outer : last) {
+      auto relu = outer.getInput().getDefiningOp<ReluOp>();
+      auto dequantize = relu ? relu.getInput().getDefiningOp<DequantizeOp>() : DequantizeOp();
+      auto inner = dequantize ? dequantize.getInput().getDefiningOp<QuantizeOp>() : QuantizeOp();
+      if (!inner || !relu->hasOneUse() || !dequantize->hasOneUse() || !inner->hasOneUse() ||
+          !tensorType(dequantize.getResult()).getElementType().isF32() || !isPerTensorQuantization(outer) ||
+          !sameConstant(outer.getScale(), dequantize.getScale()) || !sameConstant(inner.getScale(), dequantize.getScale()) ||
+          !sameConstant(outer.getZeroPoint(), dequantize.getZeroPoint()) ||
+          !sameConstant(inner.getZeroPoint(), dequantize.getZeroPoint()) ||
+          outer.getResult().getType() != inner.getResult().getType() || outer.getSaturate() != inner.getSaturate())
+        continue;
+      mlir::OpBuilder builder(outer);
+      mlir::Value v = inner.getInput();
+      auto early = ReluOp::create(builder, relu.getLoc(), v.getType(), v);
+      // Not the ONNX value the relu computed (that one was quantized first): no name.
+      early->setAttrs(relu->getAttrs());
+      early->removeAttr(kOnnxValuesAttr);
+      auto quantized = QuantizeOp::create(builder, outer.getLoc(), outer.getResult().getType(), early.getResult(),
+                                          outer.getScale(), outer.getZeroPoint(), outer.getAxisAttr(),
+                                          outer.getSaturateAttr());
+      quantized->setAttrs(outer->getAttrs());
+      outer.getResult().replaceAllUsesWith(quantized.getResult());
+      outer->erase();
+      relu->erase();
+      dequantize->erase();
+      inner->erase();
+    }
+  }
+
+  /// Whether `a` and `b` are constants of equal type and value (two ONNX initializers may hold
+  /// one scale).
+  static bool sameConstant(mlir::Value a, mlir::Value b) {
+    if (a == b)
+      return true;
+    auto ca = a.getDefiningOp<ConstantOp>(), cb = b.getDefiningOp<ConstantOp>();
+    return ca && cb && a.getType() == b.getType() && ca.getValue() == cb.getValue();
   }
 
   /// move(dequantize(x8)) -> dequantize(move(x8)) for a per-tensor dequantization of an int8

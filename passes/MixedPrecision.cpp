@@ -264,7 +264,8 @@ void reportImportedQuantization(mlir::func::FuncOp func, int64_t int8Convs) {
   auto remark = mlir::emitRemark(func.getLoc());
   remark << "the model's " << quantize << " QuantizeLinear and " << dequantize << " DequantizeLinear (QDQ format): ";
   if (int8Convs > 0)
-    remark << int8Convs << " convolutions keep their int8 inputs, weights and scales for INT8 kernels "
+    remark << int8Convs << (int8Convs == 1 ? " convolution keeps its" : " convolutions keep their")
+           << " int8 inputs, weights and scales for INT8 kernels "
            << "(kiln-fold-quantization remarks any that cannot run one); ";
   else
     remark << "no convolution reads int8 in the form INT8 kernels take (int8 input per tensor, int8 weight per "
