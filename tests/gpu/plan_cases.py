@@ -22,6 +22,11 @@ def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
+# Extra `kiln run` flags for every GPU run (main's --run-flags: --no-graph runs the steps one by
+# one, which tells a fault of CUDA-graph replay from a kernel's).
+RUN_FLAGS = []
+
+
 def gpu_and_interpreter(kiln, work, name, plan, module, precision, inputs, output, eval_args=()):
     """(GPU output, interpreter output) of `output` for the inputs (name -> array), or a string
     saying which tool failed and why. `eval_args` go to `kiln eval` (fp8's --calibration)."""
@@ -31,7 +36,7 @@ def gpu_and_interpreter(kiln, work, name, plan, module, precision, inputs, outpu
         np.save(path, value)
         args += ["--input", f"{n}={path}"]
     gpu_out, ref_out = os.path.join(work, name + ".gpu"), os.path.join(work, name + ".ref")
-    proc = run([kiln, "run", plan, "--output-dir", gpu_out, "--quiet", "--timing-cache", "none"] + args)
+    proc = run([kiln, "run", plan, "--output-dir", gpu_out, "--quiet", "--timing-cache", "none"] + RUN_FLAGS + args)
     if proc.returncode:
         return "run: " + proc.stderr.strip()
     proc = run([kiln, "eval", module, "--precision", precision, "--output-dir", ref_out, "--quiet"] + args +
@@ -118,7 +123,10 @@ def main(title, doc, cases, check_case):
     parser.add_argument("--repeat", type=int, default=1,
                         help="run each case this many times (each run tunes its cuDNN engines afresh, "
                              "so an engine that computes wrong values shows up when the tuner picks it)")
+    parser.add_argument("--run-flags", default="",
+                        help="extra `kiln run` flags, space-separated (--no-graph: the steps one by one)")
     args = parser.parse_args()
+    RUN_FLAGS[:] = args.run_flags.split()
     if not args.compile_only and not gpu_present():
         print(f"{title}: SKIPPED (no CUDA device)")
         return SKIP_EXIT_CODE

@@ -42,6 +42,13 @@ give a byte-identical plan. cuDNN and cuBLASLt algorithms are chosen when the ru
 loads the plan (and kept in its timing cache). Remarks and warnings of the passes name the
 ONNX node they are about.
 
+A model already quantized in ONNX's QDQ format (onnxruntime's quantize_static, for one) keeps
+its scales: a convolution of an int8 input per tensor and an int8 weight per tensor or per
+output channel, zero points 0, one group, C a multiple of 32 and K of 16 (quantize_static's
+ActivationSymmetric) runs as an INT8 cuDNN convolution at any --precision; every other
+QuantizeLinear/DequantizeLinear runs as a kernel around float ops, as onnxruntime computes it.
+A remark says how many convolutions run in INT8 and why the others do not.
+
 With --precision auto, --max-error E and --calibration DIR, the precision is chosen: the
 reference interpreter runs the model on the calibration inputs in strict fp32, pure bf16 and
 pure fp16; the better of the two is kept if its output error (max |out - ref| / max |ref| over
