@@ -118,7 +118,13 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       if (members.empty())
         continue;
       Operation *root = members.back();
-      takeResidualDequantization(members);
+      // An int8 residual is read int8 only by a graph that writes int8 alone: the graphs that
+      // scaled an int8 residual and wrote bf16 (a network's last block) computed wrong values
+      // on the H100 at small sizes (tests/gpu/check_int8_convs.py, 2026-12-07) while every
+      // engine of the int8-result form was right (bench/conv8_check_probe.cpp). Such a conv
+      // reads its residual's dequantization, a kernel of its own, as before plan format 9.
+      if (consumerQuantizationOf(root->getResult(0), isInt8Element))
+        takeResidualDequantization(members);
       // An INT8 convolution (kiln-fold-quantization's form) takes its operands'
       // dequantizations.
       if (std::optional<QuantizedConv> quantized = matchQuantizedConv(conv)) {

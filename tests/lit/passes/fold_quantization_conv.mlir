@@ -83,17 +83,19 @@ func.func @kept(%x: tensor<2x4x4x32xbf16>) -> tensor<2x4x4x16xi8> {
   return %rq : tensor<2x4x4x16xi8>
 }
 
-// A residual read through its int8 quantization joins the group too: the graph reads it int8
-// (residualScale). Its dequantization, shared with another reader, is cloned for the group.
+// A residual read through its int8 quantization joins the group of a conv that writes int8
+// (the next INT8 conv's input): the graph reads it int8 (residualScale). Its dequantization,
+// shared with another reader, is cloned for the group.
 // GROUP-LABEL: func.func @residual
 // GROUP: %[[RD:.*]] = kiln.dequantize %arg1
-// GROUP: kiln.fusion_group "conv"(%{{.*}}, %arg1, %{{.*}}) : ({{.*}}tensor<2x4x4x16xi8>{{.*}}) -> tensor<2x4x4x16xbf16>
+// GROUP: kiln.fusion_group "conv"(%{{.*}}, %arg1, %{{.*}}) : ({{.*}}tensor<2x4x4x16xi8>{{.*}}) -> tensor<2x4x4x16xi8>
 // GROUP: %[[V:.*]] = kiln.conv
 // GROUP: %[[D:.*]] = kiln.dequantize
 // GROUP: kiln.add %[[V]], %[[D]]
 // GROUP: kiln.relu
+// GROUP: kiln.quantize
 // GROUP: return %{{.*}}, %[[RD]]
-func.func @residual(%x: tensor<2x4x4x32xbf16>, %rq: tensor<2x4x4x16xi8>) -> (tensor<2x4x4x16xbf16>, tensor<2x4x4x16xbf16>) {
+func.func @residual(%x: tensor<2x4x4x32xbf16>, %rq: tensor<2x4x4x16xi8>) -> (tensor<2x4x4x16xi8>, tensor<2x4x4x16xbf16>) {
   %s = kiln.constant dense<0.05> : tensor<bf16>
   %z = kiln.constant dense<0> : tensor<i8>
   %w = kiln.constant dense<0.25> : tensor<16x1x1x32xbf16>
@@ -101,5 +103,25 @@ func.func @residual(%x: tensor<2x4x4x32xbf16>, %rq: tensor<2x4x4x16xi8>) -> (ten
   %c = kiln.conv %x, %w {channels_last = true, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x4x32xbf16>, tensor<16x1x1x32xbf16>) -> tensor<2x4x4x16xbf16>
   %a = kiln.add %c, %rd : (tensor<2x4x4x16xbf16>, tensor<2x4x4x16xbf16>) -> tensor<2x4x4x16xbf16>
   %r = kiln.relu %a : tensor<2x4x4x16xbf16>
-  return %r, %rd : tensor<2x4x4x16xbf16>, tensor<2x4x4x16xbf16>
+  %q = kiln.quantize %r, %s, %z : (tensor<2x4x4x16xbf16>, tensor<bf16>, tensor<i8>) -> tensor<2x4x4x16xi8>
+  return %q, %rd : tensor<2x4x4x16xi8>, tensor<2x4x4x16xbf16>
+}
+
+// A conv that writes bf16 (a network's last block) reads its residual dequantized, as a bf16
+// group input: cuDNN's graphs that scale an int8 residual and write bf16 computed wrong values.
+// GROUP-LABEL: func.func @residual_bf16_result
+// GROUP: %[[RD:.*]] = kiln.dequantize %arg1
+// GROUP: kiln.fusion_group "conv"(%{{.*}}, %[[RD]]) : ({{.*}}tensor<2x4x4x16xbf16>) -> tensor<2x4x4x16xbf16>
+// GROUP-NOT: kiln.dequantize
+// GROUP: kiln.relu
+// GROUP: return
+func.func @residual_bf16_result(%x: tensor<2x4x4x32xbf16>, %rq: tensor<2x4x4x16xi8>) -> tensor<2x4x4x16xbf16> {
+  %s = kiln.constant dense<0.05> : tensor<bf16>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %w = kiln.constant dense<0.25> : tensor<16x1x1x32xbf16>
+  %rd = kiln.dequantize %rq, %s, %z : (tensor<2x4x4x16xi8>, tensor<bf16>, tensor<i8>) -> tensor<2x4x4x16xbf16>
+  %c = kiln.conv %x, %w {channels_last = true, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x4x32xbf16>, tensor<16x1x1x32xbf16>) -> tensor<2x4x4x16xbf16>
+  %a = kiln.add %c, %rd : (tensor<2x4x4x16xbf16>, tensor<2x4x4x16xbf16>) -> tensor<2x4x4x16xbf16>
+  %r = kiln.relu %a : tensor<2x4x4x16xbf16>
+  return %r : tensor<2x4x4x16xbf16>
 }
