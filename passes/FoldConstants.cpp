@@ -57,9 +57,15 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
       int64_t resultElements = 0;
       for (mlir::Type t : op->getResultTypes())
         resultElements += llvm::cast<mlir::RankedTensorType>(t).getNumElements();
-      if (resultElements > maxElements) {
+      // A result no larger than an operand (a weight's dequantization or cast) adds no
+      // elements: it folds whatever its size.
+      int64_t largestOperand = 0;
+      for (mlir::Value v : op->getOperands())
+        largestOperand = std::max(largestOperand, llvm::cast<mlir::RankedTensorType>(v.getType()).getNumElements());
+      if (resultElements > maxElements && resultElements > largestOperand) {
         op->emitRemark() << "not folded: the result has " << resultElements
-                         << " elements, more than max-elements=" << (int64_t)maxElements;
+                         << " elements, more than max-elements=" << (int64_t)maxElements
+                         << " and than any operand";
         continue;
       }
       // Evaluation errors (an out-of-range index, say) belong to the op at run time, not to

@@ -14,8 +14,9 @@ def FoldConstants : Pass<"kiln-fold-constants", "mlir::func::FuncOp"> {
   let description = [{
     Replaces every kiln op whose operands are all `kiln.constant` with constants computed by
     the CPU reference interpreter (ir/Interpreter), so folding means exactly what the op means.
-    A result larger than `max-elements` is not folded and is reported as a remark, so that a
-    small model cannot expand into gigabytes of constants. One exception: the
+    A result larger than `max-elements` and than every operand is not folded and is reported
+    as a remark, so that a small model cannot expand into gigabytes of constants (a weight's
+    dequantization or cast, no larger than the weight, always folds). One exception: the
     `kiln.dequantize` of an imported QDQ model's int8 conv weight stays when every reader is a
     conv with a dequantized input that an INT8 kernel can run (per-tensor int8 input, zero
     points 0, C a multiple of 32, ...: whyNoInt8ConvOnceChannelsLast), so the weight keeps its

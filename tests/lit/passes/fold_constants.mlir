@@ -32,12 +32,28 @@ func.func @f16_rounding() -> tensor<f16> {
 
 // -----
 
-// Above max-elements the op stays and a remark says why.
-// REMARK: remark: not folded: the result has 3 elements, more than max-elements=2
+// Above max-elements and above every operand's size the op stays and a remark says why.
+// REMARK: remark: not folded: the result has 9 elements, more than max-elements=2 and than any operand
 // CAP-LABEL: func.func @capped
-// CAP: kiln.mul
-func.func @capped() -> tensor<3xf32> {
-  %a = kiln.constant dense<[1.0, 3.0, 5.0]> : tensor<3xf32>
-  %m = kiln.mul %a, %a : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
-  return %m : tensor<3xf32>
+// CAP: kiln.add
+func.func @capped() -> tensor<3x3xf32> {
+  %a = kiln.constant dense<[[1.0], [3.0], [5.0]]> : tensor<3x1xf32>
+  %b = kiln.constant dense<[[1.0, 2.0, 4.0]]> : tensor<1x3xf32>
+  %m = kiln.add %a, %b : (tensor<3x1xf32>, tensor<1x3xf32>) -> tensor<3x3xf32>
+  return %m : tensor<3x3xf32>
+}
+
+// -----
+
+// A result no larger than an operand adds no elements: it folds above max-elements too (a
+// weight's dequantization).
+// CAP-LABEL: func.func @no_larger
+// CAP-NOT: kiln.dequantize
+// CAP: kiln.constant dense<[5.000000e-01, 1.000000e+00, -1.500000e+00]> : tensor<3xf32>
+func.func @no_larger() -> tensor<3xf32> {
+  %w = kiln.constant dense<[1, 2, -3]> : tensor<3xi8>
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %d = kiln.dequantize %w, %s, %z : (tensor<3xi8>, tensor<f32>, tensor<i8>) -> tensor<3xf32>
+  return %d : tensor<3xf32>
 }
