@@ -150,12 +150,15 @@ Value PrecisionRewriter::castTo(Value value, Type element, mlir::Operation *befo
 
 void PrecisionRewriter::retype(mlir::Operation *op) {
   // The op's float type: its first float result's, else its first float operand's (compares).
+  // 8-bit floats are storage, not a type ops compute in: an FP8 quantize computes in its
+  // input's type, as an int8 one does.
+  auto computesIn = [](Type t) { return t && llvm::isa<mlir::FloatType>(t) && t.getIntOrFloatBitWidth() >= 16; };
   Type opType;
   for (Value v : op->getResults())
-    if (auto t = original_.lookup(v); t && llvm::isa<mlir::FloatType>(t) && !opType)
+    if (auto t = original_.lookup(v); computesIn(t) && !opType)
       opType = t;
   for (auto [i, v] : llvm::enumerate(op->getOperands()))
-    if (auto t = original_.lookup(v); !opType && t && llvm::isa<mlir::FloatType>(t) && sharesOpFloatType(op, i))
+    if (auto t = original_.lookup(v); !opType && computesIn(t) && sharesOpFloatType(op, i))
       opType = t;
   if (opType != f32_)
     return; // no float computation, or one already in another type: not the policy's to change

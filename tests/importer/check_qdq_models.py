@@ -4,8 +4,10 @@
 For each configuration below, `onnxruntime.quantization.quantize_static` (QDQ format)
 quantizes the model on four random calibration inputs; `kiln eval` of the QDQ model on a
 held-out input (and with --gpu, `kiln run` of its plan) must match onnxruntime's own run of it.
-The model ends in QuantizeLinear/DequantizeLinear, so outputs are multiples of the output
-scale, and what differs is where a value on a rounding boundary went: onnxruntime runs integer
+Each configuration's model also compiles to a bf16 plan. The model ends in
+QuantizeLinear/DequantizeLinear, so outputs are multiples of the output scale (an output
+computed in float, after an FP8 configuration's last quantized layer, counts in thousandths of
+its largest magnitude), and what differs is where a value on a rounding boundary went: onnxruntime runs integer
 kernels (optimized) where Kiln dequantizes and computes in f32 (as the QDQ format means and as
 onnxruntime does with its graph optimizations off), and one flip early in a deep network moves
 the output by several steps. So the bound is the larger of --max-steps output steps (default
@@ -35,7 +37,8 @@ from onnx import numpy_helper
 
 try:
     import onnxruntime as ort
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
+                                          quantize_static)
 except ImportError as e:  # the test tooling is installed by scripts/setup-deps.sh
     sys.exit(f"check_qdq_models.py needs onnxruntime with its quantization tools: {e}")
 
@@ -46,6 +49,9 @@ CONFIGS = {
                                          per_channel=False),
     "int8-symmetric-activations": dict(activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
                                        per_channel=True, extra_options={"ActivationSymmetric": True}),
+    # E4M3 around the linear layers (onnxruntime calibrates float8 by distribution only).
+    "fp8-linear-layers": dict(activation_type=QuantType.QFLOAT8E4M3FN, weight_type=QuantType.QFLOAT8E4M3FN,
+                              op_types_to_quantize=["Gemm", "MatMul"], calibrate_method=CalibrationMethod.Distribution),
 }
 
 
@@ -58,13 +64,15 @@ class Inputs(CalibrationDataReader):
         return next(self.feeds, None)
 
 
-def output_step(model, output):
-    """The scale of the DequantizeLinear that computes `output`."""
+def output_step(model, output, reference):
+    """The scale of the DequantizeLinear that computes `output`; for an output computed in float
+    (an FP8 configuration's softmax after its last quantized layer), a thousandth of the
+    reference's largest magnitude."""
     inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     for node in model.graph.node:
-        if node.op_type == "DequantizeLinear" and node.output[0] == output:
+        if node.op_type == "DequantizeLinear" and node.output[0] == output and node.input[1] in inits:
             return float(np.max(inits[node.input[1]]))
-    raise ValueError(f"no DequantizeLinear computes {output}")
+    return max(float(np.abs(reference).max()), 1e-30) * 1e-3
 
 
 def make_conv_block(path, batch):
@@ -148,10 +156,15 @@ def main():
     held_out_path = os.path.join(opts.work_dir, "held_out.npy")
     np.save(held_out_path, held_out)
 
-    failed = 0
+    failed = skipped = 0
     configs = opts.configs.split(",")
     for config in configs:
         kwargs = CONFIGS[config]
+        wanted = kwargs.get("op_types_to_quantize")
+        if wanted and not any(node.op_type in wanted for node in fp32.graph.node):
+            print(f"skipped {config} (the model has no {', '.join(wanted)})")
+            skipped += 1
+            continue
         qdq = os.path.join(opts.work_dir, f"{config}.onnx")
         quantize_static(fixed, qdq, Inputs(name, shape, range(4)), quant_format=QuantFormat.QDQ, **kwargs)
         model = onnx.load(qdq)
@@ -161,7 +174,7 @@ def main():
         def compare(what, out_dir):
             for out, want in expected.items():
                 got = np.load(os.path.join(out_dir, out + ".npy"))
-                step = output_step(model, out)
+                step = output_step(model, out, want)
                 diff = float(np.abs(got - want).max()) if got.shape == want.shape else float("inf")
                 steps, allowed = diff / step, max(opts.max_steps, spread[out] / step)
                 print(f"  {config}: {what} {out} max |kiln - onnxruntime| = {diff:.3g} ({steps:.2f} output steps;"
@@ -181,6 +194,8 @@ def main():
             compare("eval", out_dir)
         plan = os.path.join(opts.work_dir, config + ".kiln")
         compiled = kiln("compile", qdq, "-o", plan, "--quiet")
+        # A bf16 plan too: the precision policy meets the model's Q/DQ types there.
+        kiln("compile", qdq, "-o", os.path.join(opts.work_dir, config + ".bf16.kiln"), "--precision", "bf16", "--quiet")
         if compiled and opts.expect_int8_convs is not None:
             want = opts.expect_int8_convs if config == "int8-symmetric-activations" else 0
             got = int8_conv_steps(opts.kiln, plan)
@@ -196,7 +211,7 @@ def main():
         for p in problems:
             print(f"    {p}")
         failed += bool(problems)
-    print(f"{len(configs) - failed} passed, {failed} failed")
+    print(f"{len(configs) - failed - skipped} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     return 1 if failed else 0
 
 
