@@ -47,10 +47,11 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
       });
       if (!allConstant)
         continue;
-      // An imported QDQ model's int8 conv weight stays int8 with its scales: the conv runs as
-      // an INT8 kernel (kiln-fold-quantization folds the dequantization if it does not).
+      // An imported QDQ model's int8 conv weight or E4M3 linear-layer weight stays 8-bit with
+      // its scales: the op runs as an 8-bit kernel (kiln-fold-quantization folds the
+      // dequantization of a conv's that does not).
       if (auto dequantize = llvm::dyn_cast<DequantizeOp>(op)) {
-        if (isImportedInt8ConvWeight(dequantize))
+        if (isImportedInt8ConvWeight(dequantize) || isImportedFp8GemmWeight(dequantize))
           continue;
         remarkFakeQuantizedConvs(dequantize);
       }

@@ -315,6 +315,16 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
   /// stays fake-quantized.
   void prepareFp8Gemm(MatMulOp matmul) {
     auto input = matmul.getLhs().getDefiningOp<DequantizeOp>();
+    // An imported QDQ Gemm's E4M3 weight, [N, K] read through a transpose (kiln-normalize-
+    // linear-layers' form): already the FP8 GEMM's; its input gets a dequantization of its own.
+    if (auto t = matmul.getRhs().getDefiningOp<TransposeOp>()) {
+      auto stored = t.getInput().getDefiningOp<DequantizeOp>();
+      if (input && stored && isImportedFp8GemmWeight(stored) && !input->hasOneUse()) {
+        mlir::OpBuilder builder(matmul);
+        matmul->setOperand(0, builder.clone(*input)->getResult(0));
+      }
+      return;
+    }
     auto weight = matmul.getRhs().getDefiningOp<DequantizeOp>();
     if (!input || !weight)
       return; // not quantized

@@ -96,8 +96,12 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
                               quantized->weightTranspose.getOperation()})
           members.insert(op);
         // Its result's quantization for the next FP8 layer, when nothing else reads the
-        // result: cuBLASLt scales D and writes E4M3 (half the bytes, no quantize kernel).
-        if (Operation *quantize = consumerQuantizationOf(root->getResult(0), isFp8Element)) {
+        // result: cuBLASLt scales D and writes E4M3 (half the bytes, no quantize kernel). Only
+        // beside a 16-bit bias and C (cuBLASLt's FP8 D takes no f32 C: an imported QDQ model's
+        // f32 layer writes f32 and its quantize runs as a kernel).
+        Type layerType = elementOf(matmul.getResult());
+        Operation *quantize = consumerQuantizationOf(root->getResult(0), isFp8Element);
+        if (quantize && (layerType.isBF16() || layerType.isF16())) {
           members.insert(quantize);
           root = quantize;
         }

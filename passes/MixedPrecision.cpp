@@ -93,20 +93,22 @@ private:
   llvm::DenseSet<Value> weak_;
   llvm::StringSet<> matched_;                                    // override targets that matched
   int64_t inHalf_ = 0, inFp32_ = 0;
-  int64_t importedInt8Convs_ = 0;
+  int64_t importedInt8Convs_ = 0, importedFp8Gemms_ = 0;
 
 public:
   int64_t importedInt8Convs() const { return importedInt8Convs_; }
+  int64_t importedFp8Gemms() const { return importedFp8Gemms_; }
 };
 
-/// A conv of an imported QDQ model that keeps its int8 weight for an INT8 kernel
-/// (isImportedInt8ConvWeight: kiln-fold-constants left its dequantization).
-bool isImportedInt8Conv(mlir::Operation *op) {
-  auto conv = llvm::dyn_cast<ConvOp>(op);
-  if (!conv || !conv.getInput().getDefiningOp<DequantizeOp>())
+/// A conv, gemm or matmul of an imported QDQ model that keeps its 8-bit weight for an 8-bit
+/// kernel (isImportedInt8ConvWeight, isImportedFp8GemmWeight: kiln-fold-constants left its
+/// dequantization).
+bool isImportedQuantizedOp(mlir::Operation *op) {
+  if (!llvm::isa<ConvOp, GemmOp, MatMulOp>(op) || op->getNumOperands() < 2 ||
+      !op->getOperand(0).getDefiningOp<DequantizeOp>())
     return false;
-  auto weight = conv.getWeight().getDefiningOp<DequantizeOp>();
-  return weight && isImportedInt8ConvWeight(weight);
+  auto weight = op->getOperand(1).getDefiningOp<DequantizeOp>();
+  return weight && (llvm::isa<ConvOp>(op) ? isImportedInt8ConvWeight(weight) : isImportedFp8GemmWeight(weight));
 }
 
 std::optional<Decision> PrecisionRewriter::overrideFor(mlir::Operation *op) {
@@ -177,11 +179,12 @@ void PrecisionRewriter::retype(mlir::Operation *op) {
       op->setAttr("kiln.math", mlir::StringAttr::get(op->getContext(), "strict"));
     // A location-only remark: attaching it to the op would print the op with it.
     mlir::emitRemark(op->getLoc()) << "runs in " << precisionName(decision->precision) << " (" << decision->why << ")";
-  } else if (isImportedInt8Conv(op)) {
-    // The model states its precision: int8 values and scales, which its INT8 kernel computes
-    // from exactly (int32 sums scaled in f32). Its float type stays the dequantizations'.
+  } else if (isImportedQuantizedOp(op)) {
+    // The model states its precision: 8-bit values and scales, which its INT8 convolution
+    // (int32 sums scaled in f32) or FP8 GEMM (fp32 accumulation) computes from. Its float type
+    // stays the dequantizations'.
     target = f32_;
-    ++importedInt8Convs_;
+    ++(llvm::isa<ConvOp>(op) ? importedInt8Convs_ : importedFp8Gemms_);
   } else {
     switch (precisionClassOf(op->getName().getStringRef())) {
     case PrecisionClass::Compute: target = half_ ? *half_ : f32_; break;
@@ -252,11 +255,12 @@ void PrecisionRewriter::run() {
 }
 
 /// A model in ONNX's QDQ format: its convolutions that read int8 inputs and weights in the form
-/// INT8 kernels take keep them (isImportedInt8Conv); every other QuantizeLinear and
-/// DequantizeLinear runs as a kernel of its own around float ops (weights of other ops folded
-/// into float weights before this pass), as onnxruntime computes them. One remark says how many
-/// convolutions keep int8, what keeps the others from it, and what runs 8-bit GEMMs.
-void reportImportedQuantization(mlir::func::FuncOp func, int64_t int8Convs) {
+/// INT8 kernels take, and its linear layers that read E4M3 in the form FP8 GEMMs take, keep them
+/// (isImportedQuantizedOp); every other QuantizeLinear and DequantizeLinear runs as a kernel of
+/// its own around float ops (weights of other ops folded into float weights before this pass),
+/// as onnxruntime computes them. One remark says how many ops keep 8 bits, and what form the
+/// 8-bit kernels take when none does.
+void reportImportedQuantization(mlir::func::FuncOp func, int64_t int8Convs, int64_t fp8Gemms) {
   int64_t quantize = 0, dequantize = 0;
   func.walk([&](mlir::Operation *op) {
     quantize += llvm::isa<QuantizeOp>(op);
@@ -270,13 +274,18 @@ void reportImportedQuantization(mlir::func::FuncOp func, int64_t int8Convs) {
     remark << int8Convs << (int8Convs == 1 ? " convolution keeps its" : " convolutions keep their")
            << " int8 inputs, weights and scales for INT8 kernels "
            << "(kiln-fold-quantization remarks any that cannot run one); ";
-  else
+  if (fp8Gemms > 0)
+    remark << fp8Gemms << (fp8Gemms == 1 ? " linear layer keeps its" : " linear layers keep their")
+           << " E4M3 inputs, weights and scales for FP8 GEMMs; ";
+  if (int8Convs + fp8Gemms == 0)
     remark << "no convolution reads int8 in the form INT8 kernels take (int8 input per tensor, int8 weight per "
               "tensor or per output channel, zero points 0, one group, C a multiple of 32 and K of 16: "
-              "onnxruntime's quantize_static writes it with extra_options ActivationSymmetric); ";
+              "onnxruntime's quantize_static writes it with extra_options ActivationSymmetric), and no linear "
+              "layer E4M3 in the form FP8 GEMMs take (one scale each, zero points 0, a constant 2-d weight, K and "
+              "N multiples of 16); ";
   remark << "the other quantizations run as kernels of their own around float ops, as onnxruntime computes them, "
-            "and GEMMs and matmuls in float: compile the float model with --precision fp8 --calibration for FP8 "
-            "linear layers";
+            "and other GEMMs and matmuls in float (INT8 GEMMs are not implemented: compile the float model with "
+            "--precision fp8 --calibration for FP8 linear layers)";
 }
 
 struct MixedPrecisionPass : impl::MixedPrecisionBase<MixedPrecisionPass> {
@@ -309,7 +318,7 @@ struct MixedPrecisionPass : impl::MixedPrecisionBase<MixedPrecisionPass> {
     std::vector<std::string> keep(keepFp32.begin(), keepFp32.end());
     PrecisionRewriter rewriter(func, half, keep, forced);
     rewriter.run();
-    reportImportedQuantization(func, rewriter.importedInt8Convs());
+    reportImportedQuantization(func, rewriter.importedInt8Convs(), rewriter.importedFp8Gemms());
   }
 };
 

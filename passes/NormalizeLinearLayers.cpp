@@ -21,6 +21,7 @@
 #include "passes/ConstantValues.h"
 #include "passes/ImagePatches.h"
 #include "passes/LinearLayer.h"
+#include "passes/QuantizableOps.h"
 
 #include "ir/Provenance.h"
 
@@ -64,7 +65,11 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
   mlir::LogicalResult gemmToMatmul(GemmOp gemm) {
     Value b = gemm.getB();
     RankedTensorType result = typeOf(gemm.getOutput());
-    if (gemm.getTransA() || gemm.getAlpha().convertToFloat() != 1.0f || !b.getDefiningOp<ConstantOp>() ||
+    // B a constant, or an imported QDQ model's E4M3 weight (its dequantization kept for an FP8
+    // GEMM): its transpose then stays an op after the dequantization, the form FP8 GEMMs run.
+    auto fp8Weight = b.getDefiningOp<DequantizeOp>();
+    bool importedFp8 = fp8Weight && isImportedFp8GemmWeight(fp8Weight);
+    if (gemm.getTransA() || gemm.getAlpha().convertToFloat() != 1.0f || (!b.getDefiningOp<ConstantOp>() && !importedFp8) ||
         (gemm.getC() && gemm.getBeta().convertToFloat() != 1.0f) || typeOf(gemm.getA()).getElementType() !=
                                                                         result.getElementType() ||
         typeOf(b).getElementType() != result.getElementType() ||
@@ -99,7 +104,7 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
     matmul->setDiscardableAttrs(gemm->getDiscardableAttrDictionary()); // kiln.math, say
     Value product = matmul.getResult();
     // Bᵀ now, by the interpreter: the matmul's operand becomes a constant.
-    if (transpose)
+    if (transpose && !importedFp8)
       if (llvm::Error error = replaceWithConstants(transpose, inlineElements, "weight"))
         return gemm.emitError() << "internal: transposing the weight of a Gemm: " << llvm::toString(std::move(error));
     if (c)

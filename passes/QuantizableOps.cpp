@@ -2,6 +2,8 @@
 
 #include "passes/QuantizableOps.h"
 
+#include <functional>
+
 #include "ir/Interpreter/Tensor.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -116,6 +118,40 @@ bool isImportedInt8ConvWeight(DequantizeOp weight) {
     auto input = conv.getInput().getDefiningOp<DequantizeOp>();
     return input && !whyNoInt8ConvOnceChannelsLast(conv, input, weight);
   });
+}
+
+bool isImportedFp8GemmWeight(DequantizeOp weight) {
+  auto isE4M3 = [](DequantizeOp dq) {
+    return dq && llvm::isa<mlir::Float8E4M3FNType>(tensorType(dq.getInput()).getElementType()) &&
+           isSymmetricPerTensorQuantization(dq);
+  };
+  if (!isE4M3(weight) || !weight.getInput().getDefiningOp<ConstantOp>() || weight->use_empty() ||
+      tensorType(weight.getInput()).getRank() != 2)
+    return false;
+  llvm::ArrayRef<int64_t> shape = tensorType(weight.getInput()).getShape();
+  std::function<bool(mlir::OpOperand &, bool)> readsAsWeight = [&](mlir::OpOperand &use, bool transposed) {
+    mlir::Operation *op = use.getOwner();
+    // A transpose [1, 0] (kiln-normalize-linear-layers' form of a Gemm's trans_b) read by
+    // matmuls as their weight.
+    if (auto t = llvm::dyn_cast<TransposeOp>(op))
+      return !transposed && t.getPerm() == llvm::ArrayRef<int64_t>{1, 0} && !t->use_empty() &&
+             llvm::all_of(t->getUses(), [&](mlir::OpOperand &u) {
+               return llvm::isa<MatMulOp>(u.getOwner()) && readsAsWeight(u, true);
+             });
+    if (auto gemm = llvm::dyn_cast<GemmOp>(op)) {
+      // What kiln-normalize-linear-layers makes a matmul of.
+      if (gemm.getTransA() || gemm.getAlpha().convertToFloat() != 1.0f ||
+          (gemm.getC() && gemm.getBeta().convertToFloat() != 1.0f))
+        return false;
+      transposed = gemm.getTransB();
+    } else if (!llvm::isa<MatMulOp>(op)) {
+      return false;
+    }
+    int64_t k = transposed ? shape[1] : shape[0], n = transposed ? shape[0] : shape[1];
+    return use.getOperandNumber() == 1 && isE4M3(op->getOperand(0).getDefiningOp<DequantizeOp>()) &&
+           tensorType(op->getOperand(0)).getRank() >= 2 && k % 16 == 0 && n % 16 == 0;
+  };
+  return llvm::all_of(weight->getUses(), [&](mlir::OpOperand &use) { return readsAsWeight(use, false); });
 }
 
 std::optional<QuantizedConv> matchQuantizedConv(ConvOp conv) {

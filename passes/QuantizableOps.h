@@ -65,6 +65,12 @@ std::optional<std::string> whyNoInt8ConvOnceChannelsLast(ConvOp conv, Dequantize
 /// folds into float values as before.
 bool isImportedInt8ConvWeight(DequantizeOp weight);
 
+/// Whether `weight` dequantizes a 2-d E4M3 constant (an imported QDQ model's FP8 linear-layer
+/// weight, one scale, zero point 0) that only gemms (trans_a false, alpha and beta 1) and matmuls
+/// read, as operand 1, each with an E4M3 input dequantized the same way, K and N multiples of 16:
+/// what Hopper's FP8 GEMMs run. kiln-fold-constants keeps such a dequantization.
+bool isImportedFp8GemmWeight(DequantizeOp weight);
+
 /// A conv in the form kiln-fold-quantization leaves an INT8 convolution in, ready for a `conv`
 /// group to take both dequantizations: conv(dequantize(x8), dequantize(w8)), channels last,
 /// each dequantize used by this conv alone, whyNoInt8Conv finding nothing. std::nullopt

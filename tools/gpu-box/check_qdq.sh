@@ -2,7 +2,7 @@
 # On the GPU box, after tools/gpu-box/stage.sh: QDQ models from onnxruntime's quantizer, run
 # by Kiln on the GPU against onnxruntime's own run (tests/importer/check_qdq_models.py --gpu):
 # the bundled tiny CNN, a generated residual block whose symmetric QDQ convs run as INT8
-# convolutions, then suite CNNs exported here with torch (bench/kiln_models.py).
+# convolutions, a generated MLP whose E4M3 QDQ linear layers run as FP8 GEMMs, then suite CNNs exported here with torch (bench/kiln_models.py).
 #   tools/gpu-box/check_qdq.sh [model ...]      (default: resnet50 mobilenet_v3_large)
 set -uo pipefail
 source "$(dirname "$0")/box-env.sh" /tmp/kiln-qdq
@@ -12,6 +12,9 @@ python3 tests/importer/check_qdq_models.py --kiln build-gpu/kiln --model example
 # INT8 convolutions from a QDQ model: the generated residual block, 3 INT8 convs when symmetric.
 python3 tests/importer/check_qdq_models.py --kiln build-gpu/kiln --model conv_block --expect-int8-convs 3 \
   --work-dir "$WORK/conv_block" --gpu 2>&1 | grep -v '^WARNING' | tee "$OUT/qdq-conv_block.log" || status=1
+# FP8 GEMMs from a QDQ model: the generated MLP, 2 FP8 GEMMs in its E4M3 configuration.
+python3 tests/importer/check_qdq_models.py --kiln build-gpu/kiln --model mlp --batch 64 --expect-fp8-gemms 2 \
+  --work-dir "$WORK/mlp" --gpu 2>&1 | grep -v '^WARNING' | tee "$OUT/qdq-mlp.log" || status=1
 models=("$@")
 [ ${#models[@]} -eq 0 ] && models=(resnet50 mobilenet_v3_large)
 for m in "${models[@]}"; do

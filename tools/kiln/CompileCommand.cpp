@@ -45,9 +45,11 @@ ONNX node they are about.
 A model already quantized in ONNX's QDQ format (onnxruntime's quantize_static, for one) keeps
 its scales: a convolution of an int8 input per tensor and an int8 weight per tensor or per
 output channel, zero points 0, one group, C a multiple of 32 and K of 16 (quantize_static's
-ActivationSymmetric) runs as an INT8 cuDNN convolution at any --precision; every other
-QuantizeLinear/DequantizeLinear runs as a kernel around float ops, as onnxruntime computes it.
-A remark says how many convolutions run in INT8 and why the others do not.
+ActivationSymmetric) runs as an INT8 cuDNN convolution at any --precision, and a Gemm or MatMul
+of E4M3 input and constant weight, one scale each, zero points 0, K and N multiples of 16 as an
+FP8 cuBLASLt GEMM; every other QuantizeLinear/DequantizeLinear runs as a kernel around float
+ops, as onnxruntime computes it. A remark says how many ops run in 8 bits and why convolutions
+do not.
 
 With --precision auto, --max-error E and --calibration DIR, the precision is chosen: the
 reference interpreter runs the model on the calibration inputs in strict fp32, pure bf16 and
