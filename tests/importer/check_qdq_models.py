@@ -77,62 +77,62 @@ def output_step(model, output, reference):
     return max(float(np.abs(reference).max()), 1e-30) * 1e-3
 
 
-def make_conv_block(path, batch):
-    """A residual block: conv 16->32 3x3, relu, conv 32->32 3x3, relu, conv 32->32 1x1 plus the
-    first relu's output, relu, conv 32->64 3x3 stride 2, global pool, flatten (fixed seed)."""
-    from onnx import TensorProto, helper
-    rng = np.random.default_rng(0)
-    weights = []
+class GeneratedModel:
+    """A small fp32 model built here: weights from a fixed seed, saved as IR 8 / opset 17 (what
+    onnxruntime 1.30 on the GPU box loads)."""
 
-    def weight(name, *shape):
-        weights.append(numpy_helper.from_array((rng.standard_normal(shape) * 0.1).astype(np.float32), name))
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+        self.weights = []
+
+    def weight(self, name, *shape):
+        self.weights.append(numpy_helper.from_array((self.rng.standard_normal(shape) * 0.1).astype(np.float32), name))
         return name
 
+    def save(self, path, name, nodes, input_shape, output_shape):
+        from onnx import TensorProto, helper
+        graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, input_shape)],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, output_shape)], self.weights)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+        onnx.checker.check_model(model)
+        onnx.save(model, path)
+
+
+def make_conv_block(path, batch):
+    """A residual block: conv 16->32 3x3, relu, conv 32->32 3x3, relu, conv 32->32 1x1 plus the
+    first relu's output, relu, conv 32->64 3x3 stride 2, global pool, flatten."""
+    from onnx import helper
+    m = GeneratedModel()
     nodes = [
-        helper.make_node("Conv", ["x", weight("w1", 32, 16, 3, 3), weight("b1", 32)], ["c1"], pads=[1, 1, 1, 1],
+        helper.make_node("Conv", ["x", m.weight("w1", 32, 16, 3, 3), m.weight("b1", 32)], ["c1"], pads=[1, 1, 1, 1],
                          name="conv1"),
         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-        helper.make_node("Conv", ["r1", weight("w2", 32, 32, 3, 3), weight("b2", 32)], ["c2"], pads=[1, 1, 1, 1],
+        helper.make_node("Conv", ["r1", m.weight("w2", 32, 32, 3, 3), m.weight("b2", 32)], ["c2"], pads=[1, 1, 1, 1],
                          name="conv2"),
         helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
-        helper.make_node("Conv", ["r2", weight("w3", 32, 32, 1, 1), weight("b3", 32)], ["c3"], name="conv3"),
+        helper.make_node("Conv", ["r2", m.weight("w3", 32, 32, 1, 1), m.weight("b3", 32)], ["c3"], name="conv3"),
         helper.make_node("Add", ["c3", "r1"], ["a"], name="add"),
         helper.make_node("Relu", ["a"], ["r3"], name="relu3"),
-        helper.make_node("Conv", ["r3", weight("w4", 64, 32, 3, 3)], ["c4"], pads=[1, 1, 1, 1], strides=[2, 2],
+        helper.make_node("Conv", ["r3", m.weight("w4", 64, 32, 3, 3)], ["c4"], pads=[1, 1, 1, 1], strides=[2, 2],
                          name="conv4"),
         helper.make_node("GlobalAveragePool", ["c4"], ["g"], name="gap"),
         helper.make_node("Flatten", ["g"], ["y"], name="flat"),
     ]
-    graph = helper.make_graph(nodes, "conv_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 16, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 64])], weights)
-    # IR 8 / opset 17: what onnxruntime 1.30 on the GPU box loads.
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    m.save(path, "conv_block", nodes, [batch, 16, 8, 8], [batch, 64])
 
 
 def make_mlp(path, batch):
     """Two linear layers as exporters write them: a Gemm (trans_b, bias) 32 -> 64, a ReLU, a
-    MatMul 64 -> 32 and its bias Add (fixed seed); K and N multiples of 16, as FP8 GEMMs need."""
-    from onnx import TensorProto, helper
-    rng = np.random.default_rng(0)
-    weights = []
-
-    def weight(name, *shape):
-        weights.append(numpy_helper.from_array((rng.standard_normal(shape) * 0.1).astype(np.float32), name))
-        return name
-
+    MatMul 64 -> 32 and its bias Add; K and N multiples of 16, as FP8 GEMMs need."""
+    from onnx import helper
+    m = GeneratedModel()
     nodes = [
-        helper.make_node("Gemm", ["x", weight("w1", 64, 32), weight("b1", 64)], ["h"], transB=1, name="fc1"),
+        helper.make_node("Gemm", ["x", m.weight("w1", 64, 32), m.weight("b1", 64)], ["h"], transB=1, name="fc1"),
         helper.make_node("Relu", ["h"], ["r"], name="relu"),
-        helper.make_node("MatMul", ["r", weight("w2", 64, 32)], ["m"], name="fc2"),
-        helper.make_node("Add", ["m", weight("b2", 32)], ["y"], name="bias2"),
+        helper.make_node("MatMul", ["r", m.weight("w2", 64, 32)], ["m"], name="fc2"),
+        helper.make_node("Add", ["m", m.weight("b2", 32)], ["y"], name="bias2"),
     ]
-    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 32])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 32])], weights)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    m.save(path, "mlp", nodes, [batch, 32], [batch, 32])
 
 
 def fp8_gemm_steps(kiln, plan):
