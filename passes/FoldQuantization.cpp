@@ -96,6 +96,27 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
     for (ConvOp conv : convs)
       prepareInt8Conv(conv);
     sinkQuantizations(func);
+    requantizationsOfOneScale(func);
+  }
+
+  /// quantize(dequantize(q)) -> q where both share one scale and zero point (per tensor) and the
+  /// dequantization is f32: the f32 value divided by the same scale rounds back to q. An
+  /// imported QDQ model's Q/DQ pairs around a max pool or a flatten, once kiln-fold-quantization
+  /// has moved them next to each other, cost no kernel.
+  void requantizationsOfOneScale(mlir::func::FuncOp func) {
+    llvm::SmallVector<QuantizeOp> quantizations;
+    func.walk([&](QuantizeOp q) { quantizations.push_back(q); });
+    for (QuantizeOp q : quantizations) {
+      auto dq = q.getInput().getDefiningOp<DequantizeOp>();
+      if (!dq || !tensorType(dq.getResult()).getElementType().isF32() || !isPerTensorQuantization(q) ||
+          q.getResult().getType() != dq.getInput().getType() || !sameConstant(q.getScale(), dq.getScale()) ||
+          !sameConstant(q.getZeroPoint(), dq.getZeroPoint()))
+        continue;
+      q.getResult().replaceAllUsesWith(dq.getInput());
+      q->erase();
+      if (dq->use_empty())
+        dq->erase();
+    }
   }
 
   /// quantize(move(x)) -> move(quantize(x)) for a per-tensor quantization with zero point 0,

@@ -163,7 +163,8 @@ def FoldQuantization : Pass<"kiln-fold-quantization", "mlir::func::FuncOp"> {
     group to take; the others are remarked or, with `drop-unfoldable`, read their unquantized
     operands again; a fake-quantized conv's 8-bit constant weight folds into its float values.
     quantize(relu(dequantize(quantize(v)))) with one scale and zero point and an f32
-    dequantization (onnxruntime's QDQ ReLU) becomes quantize(relu(v)), exactly.
+    dequantization (onnxruntime's QDQ ReLU) becomes quantize(relu(v)), exactly, and, after the
+    moves below, quantize(dequantize(q)) with one scale and zero point becomes q.
     A reshape or transpose of a per-tensor int8 activation's dequantization moves the int8
     values and is dequantized after (an imported QDQ model's conv then reads a dequantization
     where the layout pass transposed its dequantized input). Last, a per-tensor quantization with zero point 0 moves above the reshapes,
