@@ -313,14 +313,8 @@ struct ConvertLayoutPass : impl::ConvertLayoutBase<ConvertLayoutPass> {
     if (layout == "nhwc")
       return true;
     mlir::Type element = typeOf(conv.getInput()).getElementType();
-    return element.isBF16() || element.isF16() || readsImportedInt8(conv);
-  }
-
-  /// An imported QDQ model's conv that keeps its int8 weight (kiln-fold-constants left the
-  /// dequantization: isImportedInt8ConvWeight): cuDNN's INT8 kernels are NHWC.
-  static bool readsImportedInt8(ConvOp conv) {
-    auto weight = conv.getWeight().getDefiningOp<DequantizeOp>();
-    return conv.getInput().getDefiningOp<DequantizeOp>() && weight && isImportedInt8ConvWeight(weight);
+    // An imported QDQ model's INT8 conv too: cuDNN's INT8 kernels are NHWC.
+    return element.isBF16() || element.isF16() || isImportedQuantizedOp(conv);
   }
 
   /// The channels-last (KRSC) form of a conv weight computed at compile time: a constant

@@ -109,8 +109,7 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
     for (QuantizeOp q : quantizations) {
       auto dq = q.getInput().getDefiningOp<DequantizeOp>();
       if (!dq || !tensorType(dq.getResult()).getElementType().isF32() || !isPerTensorQuantization(q) ||
-          q.getResult().getType() != dq.getInput().getType() || !sameConstant(q.getScale(), dq.getScale()) ||
-          !sameConstant(q.getZeroPoint(), dq.getZeroPoint()))
+          q.getResult().getType() != dq.getInput().getType() || !sameQuantization(q, dq))
         continue;
       q.getResult().replaceAllUsesWith(dq.getInput());
       q->erase();
@@ -218,9 +217,7 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
       auto inner = dequantize ? dequantize.getInput().getDefiningOp<QuantizeOp>() : QuantizeOp();
       if (!inner || !relu->hasOneUse() || !dequantize->hasOneUse() || !inner->hasOneUse() ||
           !tensorType(dequantize.getResult()).getElementType().isF32() || !isPerTensorQuantization(outer) ||
-          !sameConstant(outer.getScale(), dequantize.getScale()) || !sameConstant(inner.getScale(), dequantize.getScale()) ||
-          !sameConstant(outer.getZeroPoint(), dequantize.getZeroPoint()) ||
-          !sameConstant(inner.getZeroPoint(), dequantize.getZeroPoint()) ||
+          !sameQuantization(outer, dequantize) || !sameQuantization(inner, dequantize) ||
           outer.getResult().getType() != inner.getResult().getType() || outer.getSaturate() != inner.getSaturate())
         continue;
       mlir::OpBuilder builder(outer);
@@ -241,13 +238,18 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
     }
   }
 
-  /// Whether `a` and `b` are constants of equal type and value (two ONNX initializers may hold
-  /// one scale).
-  static bool sameConstant(mlir::Value a, mlir::Value b) {
-    if (a == b)
-      return true;
-    auto ca = a.getDefiningOp<ConstantOp>(), cb = b.getDefiningOp<ConstantOp>();
-    return ca && cb && a.getType() == b.getType() && ca.getValue() == cb.getValue();
+  /// Whether quantize or dequantize ops `a` and `b` take equal scales and zero points:
+  /// the same values, or constants of equal type and value (two ONNX initializers may hold one
+  /// scale).
+  static bool sameQuantization(mlir::Operation *a, mlir::Operation *b) {
+    auto sameConstant = [](mlir::Value x, mlir::Value y) {
+      if (x == y)
+        return true;
+      auto cx = x.getDefiningOp<ConstantOp>(), cy = y.getDefiningOp<ConstantOp>();
+      return cx && cy && x.getType() == y.getType() && cx.getValue() == cy.getValue();
+    };
+    // Both ops take (value, scale, zero point).
+    return sameConstant(a->getOperand(1), b->getOperand(1)) && sameConstant(a->getOperand(2), b->getOperand(2));
   }
 
   /// move(dequantize(x8)) -> dequantize(move(x8)) for a per-tensor dequantization of an int8

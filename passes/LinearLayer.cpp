@@ -14,6 +14,11 @@ bool isBiasRow(mlir::RankedTensorType type, int64_t columns) {
          llvm::all_of(shape.drop_back(), [](int64_t d) { return d == 1; });
 }
 
+bool isProductPlusBias(GemmOp gemm) {
+  return !gemm.getTransA() && gemm.getAlpha().convertToFloat() == 1.0f &&
+         (!gemm.getC() || gemm.getBeta().convertToFloat() == 1.0f);
+}
+
 std::optional<LinearLayer> matchLinearLayer(mlir::Value value) {
   LinearLayer layer;
   if (auto add = value.getDefiningOp<AddOp>()) {

@@ -28,6 +28,11 @@ struct LinearLayer {
 /// leading dim 1.
 bool isBiasRow(mlir::RankedTensorType type, int64_t columns);
 
+/// Whether `gemm` is op(A)·op(B) + C with neither alpha nor beta scaling and A not transposed:
+/// a matmul by B (or Bᵀ with trans_b) plus a bias, the Gemms kiln-normalize-linear-layers
+/// rewrites into a linear layer.
+bool isProductPlusBias(GemmOp gemm);
+
 /// `value` as a linear layer: the matmul (2-d weight) defining it, or an add of such a matmul
 /// (used only there) and a bias row, giving the product's type. nullopt otherwise.
 std::optional<LinearLayer> matchLinearLayer(mlir::Value value);

@@ -100,17 +100,6 @@ public:
   int64_t importedFp8Gemms() const { return importedFp8Gemms_; }
 };
 
-/// A conv, gemm or matmul of an imported QDQ model that keeps its 8-bit weight for an 8-bit
-/// kernel (isImportedInt8ConvWeight, isImportedFp8GemmWeight: kiln-fold-constants left its
-/// dequantization).
-bool isImportedQuantizedOp(mlir::Operation *op) {
-  if (!llvm::isa<ConvOp, GemmOp, MatMulOp>(op) || op->getNumOperands() < 2 ||
-      !op->getOperand(0).getDefiningOp<DequantizeOp>())
-    return false;
-  auto weight = op->getOperand(1).getDefiningOp<DequantizeOp>();
-  return weight && (llvm::isa<ConvOp>(op) ? isImportedInt8ConvWeight(weight) : isImportedFp8GemmWeight(weight));
-}
-
 std::optional<Decision> PrecisionRewriter::overrideFor(mlir::Operation *op) {
   auto matches = [&](llvm::StringRef target) {
     bool hit = matchesOpTarget(op, target);

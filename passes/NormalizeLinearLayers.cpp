@@ -69,9 +69,8 @@ struct NormalizeLinearLayersPass : impl::NormalizeLinearLayersBase<NormalizeLine
     // GEMM): its transpose then stays an op after the dequantization, the form FP8 GEMMs run.
     auto fp8Weight = b.getDefiningOp<DequantizeOp>();
     bool importedFp8 = fp8Weight && isImportedFp8GemmWeight(fp8Weight);
-    if (gemm.getTransA() || gemm.getAlpha().convertToFloat() != 1.0f || (!b.getDefiningOp<ConstantOp>() && !importedFp8) ||
-        (gemm.getC() && gemm.getBeta().convertToFloat() != 1.0f) || typeOf(gemm.getA()).getElementType() !=
-                                                                        result.getElementType() ||
+    if (!isProductPlusBias(gemm) || (!b.getDefiningOp<ConstantOp>() && !importedFp8) ||
+        typeOf(gemm.getA()).getElementType() != result.getElementType() ||
         typeOf(b).getElementType() != result.getElementType() ||
         (gemm.getC() && typeOf(gemm.getC()).getElementType() != result.getElementType()))
       return mlir::success();

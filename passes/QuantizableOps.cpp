@@ -2,6 +2,8 @@
 
 #include "passes/QuantizableOps.h"
 
+#include "passes/LinearLayer.h"
+
 #include <functional>
 
 #include "ir/Interpreter/Tensor.h"
@@ -140,8 +142,7 @@ bool isImportedFp8GemmWeight(DequantizeOp weight) {
              });
     if (auto gemm = llvm::dyn_cast<GemmOp>(op)) {
       // What kiln-normalize-linear-layers makes a matmul of.
-      if (gemm.getTransA() || gemm.getAlpha().convertToFloat() != 1.0f ||
-          (gemm.getC() && gemm.getBeta().convertToFloat() != 1.0f))
+      if (!isProductPlusBias(gemm))
         return false;
       transposed = gemm.getTransB();
     } else if (!llvm::isa<MatMulOp>(op)) {
@@ -152,6 +153,14 @@ bool isImportedFp8GemmWeight(DequantizeOp weight) {
            tensorType(op->getOperand(0)).getRank() >= 2 && k % 16 == 0 && n % 16 == 0;
   };
   return llvm::all_of(weight->getUses(), [&](mlir::OpOperand &use) { return readsAsWeight(use, false); });
+}
+
+bool isImportedQuantizedOp(mlir::Operation *op) {
+  if (!llvm::isa<ConvOp, GemmOp, MatMulOp>(op) || op->getNumOperands() < 2 ||
+      !op->getOperand(0).getDefiningOp<DequantizeOp>())
+    return false;
+  auto weight = op->getOperand(1).getDefiningOp<DequantizeOp>();
+  return weight && (llvm::isa<ConvOp>(op) ? isImportedInt8ConvWeight(weight) : isImportedFp8GemmWeight(weight));
 }
 
 std::optional<QuantizedConv> matchQuantizedConv(ConvOp conv) {

@@ -71,6 +71,11 @@ bool isImportedInt8ConvWeight(DequantizeOp weight);
 /// what Hopper's FP8 GEMMs run. kiln-fold-constants keeps such a dequantization.
 bool isImportedFp8GemmWeight(DequantizeOp weight);
 
+/// Whether `op` is a conv, gemm or matmul of an imported QDQ model that keeps its 8-bit weight
+/// for an 8-bit kernel: a dequantized input, and a weight whose dequantization
+/// kiln-fold-constants kept (isImportedInt8ConvWeight, isImportedFp8GemmWeight).
+bool isImportedQuantizedOp(mlir::Operation *op);
+
 /// A conv in the form kiln-fold-quantization leaves an INT8 convolution in, ready for a `conv`
 /// group to take both dequantizations: conv(dequantize(x8), dequantize(w8)), channels last,
 /// each dequantize used by this conv alone, whyNoInt8Conv finding nothing. std::nullopt
