@@ -137,6 +137,11 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
     // An imported QDQ model's convs that kept int8 weights become INT8 convolutions (a module
     // without Q/DQ ops is left as it is).
     func.addPass(createFoldQuantization());
+    // What an imported 8-bit weight left for run time once its op settled on a float kernel (a
+    // precision override on a QDQ conv: the weight's dequantization, cast and layout
+    // transpose) folds into the float weight it is.
+    if (options.foldConstants)
+      func.addPass(createFoldConstants());
   }
   if (options.fuse) {
     FormFusionGroupsOptions groups;

@@ -9,6 +9,7 @@
 // RUN: kiln-opt %s --kiln-pipeline="precision=bf16" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s
 // RUN: kiln-opt %s --kiln-pipeline="precision=fp32" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s
 // RUN: kiln-opt %s --kiln-pipeline="precision=bf16 layout=nchw" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=NCHW
+// RUN: kiln-opt %s --kiln-pipeline="precision=bf16 force-precision=kiln.conv=bf16" 2>/dev/null | FileCheck %s --check-prefix=OVERRIDE
 
 // CHECK: remark: 8-bit convolution runs as its Q/DQ ops around a float convolution (fake quantization; its weight folds into float values): C = 8 or K = 16 is not a multiple of 16
 // CHECK: remark: the model's 3 QuantizeLinear and 4 DequantizeLinear (QDQ format): 1 convolution keeps its int8 inputs, weights and scales for INT8 kernels
@@ -25,6 +26,14 @@
 // NCHW: remark: 8-bit convolution runs as its Q/DQ ops and a f32 convolution (fake quantization): it is not a channels-last convolution
 // NCHW-NOT: fusion_group "conv"
 // NCHW: kiln.conv %{{.*}}, %{{.*}}, %{{.*}} {{.*}} : (tensor<2x32x4x4xf32>, tensor<16x32x1x1xf32>, tensor<16xf32>)
+
+// A precision override makes the QDQ conv a bf16 one: its weight's dequantization, cast and
+// layout transpose fold into one bf16 constant (no weight work at run time).
+// OVERRIDE-NOT: fusion_group "conv"
+// OVERRIDE: %[[W:.*]] = kiln.constant dense_resource<{{.*}}> : tensor<16x1x1x32xbf16>
+// OVERRIDE-NOT: kiln.dequantize {{.*}}xi8>, tensor<16xf32>
+// OVERRIDE: kiln.conv %{{.*}}, %[[W]], %{{.*}} {channels_last = true
+// OVERRIDE-NOT: kiln.dequantize {{.*}}xi8>, tensor<16xf32>
 
 func.func @main(%x: tensor<2x32x4x4xf32>, %y: tensor<2x8x4x4xf32>) -> (tensor<2x16x4x4xf32>, tensor<2x16x4x4xf32>) {
   %s = kiln.constant dense<0.05> : tensor<f32>
