@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include <algorithm>
 
 namespace fe = cudnn_frontend;
 using T = std::shared_ptr<fe::graph::Tensor_attributes>;
@@ -36,7 +37,7 @@ const char *formName(Form f) {
 
 std::vector<int64_t> nhwc(int64_t n, int64_t c, int64_t h, int64_t w) { return {h * w * c, 1, w * c, c}; }
 
-int main() {
+int main(int argc, char **argv) {
   cudnnHandle_t handle;
   cudnnCreate(&handle);
   std::vector<Shape> shapes = {{"l1 1x1 64->256 @56", 256, 64, 56, 56, 256, 1, 1, 0},
@@ -44,7 +45,16 @@ int main() {
                                {"l1 1x1 256->64 @56", 256, 256, 56, 56, 64, 1, 1, 0},
                                {"l3 3x3 256->256 @14", 256, 256, 14, 14, 256, 3, 1, 1},
                                {"l4 3x3 512->512 @7", 256, 512, 7, 7, 512, 3, 1, 1},
-                               {"stem s2d 5x5 16->64 @112", 256, 16, 112, 112, 64, 5, 1, 2}};
+                               {"stem s2d 5x5 16->64 @112", 256, 16, 112, 112, 64, 5, 1, 2},
+                               // The stem as plans run it since b716735: 4x4 taps over the padded
+                               // blocks (115 = 112 + 2 + 1), 16 channels; 32 is what INT8 needs.
+                               {"stem s2d 4x4 16->64 @115", 256, 16, 115, 115, 64, 4, 1, 0},
+                               {"stem s2d 4x4 32->64 @115", 256, 32, 115, 115, 64, 4, 1, 0}};
+  // An argument keeps the shapes whose name contains it ("stem 4x4").
+  if (argc > 1)
+    shapes.erase(std::remove_if(shapes.begin(), shapes.end(),
+                                [&](const Shape &s) { return std::string(s.name).find(argv[1]) == std::string::npos; }),
+                 shapes.end());
   void *buffer = nullptr;
   size_t bufferBytes = size_t(1) << 31;
   cudaMalloc(&buffer, bufferBytes * 4);

@@ -7,6 +7,7 @@
 
 #include "passes/Passes.h"
 
+#include "ir/Interpreter/Tensor.h"
 #include "ir/KilnOps.h"
 #include "ir/Provenance.h"
 #include "passes/CalibrationTable.h"
@@ -59,6 +60,64 @@ mlir::OpOperand *residualOperandOf(ConvOp conv) {
     current = add.getResult();
   }
   return nullptr;
+}
+
+/// Where `conv` reads a zero channel pad that only it reads (kiln-space-to-depth-convs pads
+/// ResNet's blocked stem image from 12 to 16 channels) and would fit cuDNN's INT8 kernels but
+/// for C not being a multiple of 32 (whyNoInt8Conv), the pad widens to the next multiple of 32
+/// and the weight gets zero channels to match: the pad kernel runs anyway, 32 int8 channels
+/// are the bytes of 16 bf16 ones, and an INT8 stem writes its result in int8 (its max pool
+/// then runs on int8). Returns whether it widened.
+bool widenChannelPadForInt8(mlir::OpBuilder &builder, ConvOp conv) {
+  auto x = llvm::cast<mlir::RankedTensorType>(conv.getInput().getType());
+  auto w = llvm::cast<mlir::RankedTensorType>(conv.getWeight().getType());
+  auto pad = conv.getInput().getDefiningOp<PadOp>();
+  auto weight = conv.getWeight().getDefiningOp<ConstantOp>();
+  auto amounts = pad ? pad.getPads().getDefiningOp<ConstantOp>() : ConstantOp();
+  if (!conv.getChannelsLast() || x.getRank() != 4 || !x.hasStaticShape() || conv.getGroup() != 1 || !weight ||
+      !amounts || !isZeroPadding(pad) || !pad->hasOneUse() || w.getShape()[0] % 16 != 0)
+    return false;
+  int64_t c = x.getShape()[3], widened = (c + 31) / 32 * 32;
+  if (c % 32 == 0)
+    return false;
+  auto padValues = interp::fromAttr(llvm::cast<mlir::ElementsAttr>(amounts.getValue()));
+  if (!padValues) {
+    llvm::consumeError(padValues.takeError());
+    return false;
+  }
+  if (padValues->i.size() != 8 || padValues->i[7] <= 0)
+    return false; // no channel pad (a pad kernel of its own would cost a pass over the image)
+  auto weightValues = interp::fromAttr(llvm::cast<mlir::ElementsAttr>(weight.getValue()));
+  if (!weightValues) {
+    llvm::consumeError(weightValues.takeError());
+    return false;
+  }
+  mlir::OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(conv);
+  llvm::SmallVector<int64_t, 8> newAmounts(padValues->i.begin(), padValues->i.end());
+  newAmounts[7] += widened - c;
+  auto amountsType = llvm::cast<mlir::RankedTensorType>(amounts.getType());
+  Value newPads = ConstantOp::create(builder, amounts.getLoc(), amountsType,
+                                     mlir::DenseElementsAttr::get(amountsType, llvm::ArrayRef(newAmounts)));
+  auto newPad = PadOp::create(builder, pad.getLoc(), x.clone({x.getShape()[0], x.getShape()[1], x.getShape()[2], widened}),
+                              pad.getInput(), newPads, pad.getValue(), pad.getMode());
+  newPad->setDiscardableAttrs(pad->getDiscardableAttrDictionary());
+  auto newWeightType = w.clone({w.getShape()[0], w.getShape()[1], w.getShape()[2], widened});
+  interp::Tensor packed = interp::Tensor::zeros(newWeightType);
+  int64_t taps = w.getShape()[0] * w.getShape()[1] * w.getShape()[2];
+  for (int64_t t = 0; t < taps; ++t)
+    for (int64_t ch = 0; ch < c; ++ch)
+      packed.f[t * widened + ch] = weightValues->f[t * c + ch];
+  Value newWeight = ConstantOp::create(builder, weight.getLoc(), newWeightType,
+                                       interp::toElementsAttr(packed, /*inlineElements=*/16, "int8_channels"));
+  conv->setOperand(0, newPad);
+  conv->setOperand(1, newWeight);
+  pad->erase();
+  if (amounts->use_empty())
+    amounts->erase();
+  if (weight->use_empty())
+    weight->erase();
+  return true;
 }
 
 /// The ONNX value whose range `value` has: an op result's name, or a graph input's
@@ -235,6 +294,12 @@ void InsertQuantizationPass::runOnOperation() {
     if (!inputScale) {
       op->emitRemark() << "not quantized: " << llvm::toString(inputScale.takeError());
       continue;
+    }
+    if (auto conv = llvm::dyn_cast<ConvOp>(op); conv && type == "int8" && widenChannelPadForInt8(builder, conv)) {
+      input = op->getOperand(0);
+      weight = op->getOperand(1);
+      op->emitRemark() << "its zero channel padding widens to " << llvm::cast<mlir::RankedTensorType>(input.getType()).getShape().back()
+                       << " channels (zero weights), the multiple of 32 cuDNN's INT8 kernels take";
     }
     int64_t axis = *weightChannelAxis(op);
     auto constant = weight.getDefiningOp<ConstantOp>();

@@ -116,7 +116,11 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
     `residuals`, the residual the epilogue of a conv cuDNN's INT8 kernels will run adds (a
     ResNet block's input or its downsample branch; whyNoInt8Conv) is read through its
     quantization too, shared with the convs reading
-    it: between INT8 convolution graphs the block's values then stay int8. Folding the
+    it: between INT8 convolution graphs the block's values then stay int8. In int8, a
+    channels-last conv that only C not being a multiple of 32 keeps from cuDNN's INT8 kernels
+    and that reads a zero channel pad of its own (kiln-space-to-depth-convs' stem) gets that
+    pad widened to the next multiple of 32, its constant weight zero channels to match, with
+    a remark. Folding the
     pairs into 8-bit kernels is for codegen; the interpreter evaluates them exactly, so the
     module measures the accuracy 8-bit plans will have.
   }];

@@ -56,6 +56,11 @@ CASES = [
     # writes the int8 input of the INT8 conv after it.
     ("stem_5x5_c16", (2, 16, 20, 20), [("s", "t", 16, 64, 5, 1, True, True, None), ("a", "s", 64, 32, 3, 1, True, True, None)],
      {"a": "bf16"}, {}, {"s": "i8"}),
+    # ResNet's stem: a 7x7 stride-2 conv over 3 channels becomes 4x4 taps over 2x2 blocks
+    # zero-padded to 16 channels (kiln-space-to-depth-convs); an int8 plan widens that pad to
+    # 32 channels, which cuDNN's INT8 kernels take, so the stem runs INT8 and writes int8.
+    ("stem_7x7_s2", (2, 3, 32, 32), [("s", "t", 3, 64, 7, 2, True, True, None), ("a", "s", 64, 32, 3, 1, True, True, None)],
+     {"s": "i8", "a": "bf16"}),
     ("strided", (1, 64, 15, 15), [("s", "t", 64, 32, 3, 2, True, True, None)], {"s": "bf16"}),
     ("odd_channels", (1, 24, 8, 8), [("o", "t", 24, 32, 3, 1, True, False, None)], {}),
     # A conv kept in bf16 by --keep-unquantized: its graph writes the next INT8 conv's input.
