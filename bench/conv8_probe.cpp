@@ -50,7 +50,8 @@ int main(int argc, char **argv) {
                                // blocks (115 = 112 + 2 + 1), 16 channels; 32 is what INT8 needs.
                                {"stem s2d 4x4 16->64 @115", 256, 16, 115, 115, 64, 4, 1, 0},
                                {"stem s2d 4x4 32->64 @115", 256, 32, 115, 115, 64, 4, 1, 0}};
-  // An argument keeps the shapes whose name contains it ("stem 4x4").
+  // A first argument keeps the shapes whose name contains it ("stem s2d 4x4"), a second the
+  // forms whose name does ("int8 *s[k]+bias+relu ->int8").
   if (argc > 1)
     shapes.erase(std::remove_if(shapes.begin(), shapes.end(),
                                 [&](const Shape &s) { return std::string(s.name).find(argv[1]) == std::string::npos; }),
@@ -67,6 +68,8 @@ int main(int argc, char **argv) {
     int64_t oh = (s.h + 2 * s.pad - s.r) / s.stride + 1, ow = (s.w + 2 * s.pad - s.r) / s.stride + 1;
     for (Form form : {Form::Bf16, Form::Int8Out8, Form::Int8Out8Residual8, Form::Int8OutBf16, Form::Int8Dual,
                       Form::Fp8Out8, Form::Fp8OutBf16, Form::Fp8Residual8}) {
+      if (argc > 2 && std::string(formName(form)).find(argv[2]) == std::string::npos)
+        continue;
       bool int8 = form == Form::Int8Out8 || form == Form::Int8Out8Residual8 || form == Form::Int8OutBf16 ||
                   form == Form::Int8Dual;
       bool fp8 = form == Form::Fp8Out8 || form == Form::Fp8OutBf16 || form == Form::Fp8Residual8;
