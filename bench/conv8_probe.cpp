@@ -5,12 +5,12 @@
 //   nvcc -std=c++17 -O2 -arch=sm_90 -Ithird_party/cudnn-frontend/include bench/conv8_probe.cpp -lcudnn -lnvrtc -o conv8_probe
 #include <cudnn_frontend.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cuda_runtime.h>
 #include <memory>
 #include <string>
 #include <vector>
-#include <algorithm>
 
 namespace fe = cudnn_frontend;
 using T = std::shared_ptr<fe::graph::Tensor_attributes>;

@@ -75,17 +75,20 @@ bool widenChannelPadForInt8(mlir::OpBuilder &builder, ConvOp conv) {
   auto weight = conv.getWeight().getDefiningOp<ConstantOp>();
   auto amounts = pad ? pad.getPads().getDefiningOp<ConstantOp>() : ConstantOp();
   if (!conv.getChannelsLast() || x.getRank() != 4 || !x.hasStaticShape() || conv.getGroup() != 1 || !weight ||
-      !amounts || !isZeroPadding(pad) || !pad->hasOneUse() || w.getShape()[0] % 16 != 0)
+      !amounts || !isZeroPadding(pad) || !pad->hasOneUse() || w.getShape()[0] % kInt8ConvOutputChannelMultiple != 0)
     return false;
-  int64_t c = x.getShape()[3], widened = (c + 31) / 32 * 32;
-  if (c % 32 == 0)
+  const int64_t multiple = kInt8ConvInputChannelMultiple;
+  int64_t c = x.getShape()[3], widened = (c + multiple - 1) / multiple * multiple;
+  if (c % multiple == 0)
     return false;
   auto padValues = interp::fromAttr(llvm::cast<mlir::ElementsAttr>(amounts.getValue()));
   if (!padValues) {
     llvm::consumeError(padValues.takeError());
     return false;
   }
-  if (padValues->i.size() != 8 || padValues->i[7] <= 0)
+  // Begins then ends: the last is the end of the channel axis.
+  const size_t channelEnd = 2 * x.getRank() - 1;
+  if (padValues->i.size() != channelEnd + 1 || padValues->i[channelEnd] <= 0)
     return false; // no channel pad (a pad kernel of its own would cost a pass over the image)
   auto weightValues = interp::fromAttr(llvm::cast<mlir::ElementsAttr>(weight.getValue()));
   if (!weightValues) {
@@ -95,7 +98,7 @@ bool widenChannelPadForInt8(mlir::OpBuilder &builder, ConvOp conv) {
   mlir::OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(conv);
   llvm::SmallVector<int64_t, 8> newAmounts(padValues->i.begin(), padValues->i.end());
-  newAmounts[7] += widened - c;
+  newAmounts[channelEnd] += widened - c;
   auto amountsType = llvm::cast<mlir::RankedTensorType>(amounts.getType());
   Value newPads = ConstantOp::create(builder, amounts.getLoc(), amountsType,
                                      mlir::DenseElementsAttr::get(amountsType, llvm::ArrayRef(newAmounts)));
@@ -299,7 +302,8 @@ void InsertQuantizationPass::runOnOperation() {
       input = op->getOperand(0);
       weight = op->getOperand(1);
       op->emitRemark() << "its zero channel padding widens to " << llvm::cast<mlir::RankedTensorType>(input.getType()).getShape().back()
-                       << " channels (zero weights), the multiple of 32 cuDNN's INT8 kernels take";
+                       << " channels (zero weights), the multiple of " << kInt8ConvInputChannelMultiple
+                       << " cuDNN's INT8 kernels take";
     }
     int64_t axis = *weightChannelAxis(op);
     auto constant = weight.getDefiningOp<ConstantOp>();

@@ -92,13 +92,14 @@ std::optional<std::string> whyNoInt8ConvOnceChannelsLast(ConvOp conv, Dequantize
            " groups (cuDNN's INT8 kernels take one; depthwise convolutions stay in their float type)";
   int64_t c = conv.getChannelsLast() ? x.getShape().back() : x.getShape()[1];
   int64_t k = tensorType(conv.getWeight()).getShape().front();
-  if (c % 16 != 0 || k % 16 != 0)
-    return "C = " + std::to_string(c) + " or K = " + std::to_string(k) +
-           " is not a multiple of 16, as cuDNN's INT8 convolutions need";
+  if (c % kInt8ConvOutputChannelMultiple != 0 || k % kInt8ConvOutputChannelMultiple != 0)
+    return "C = " + std::to_string(c) + " or K = " + std::to_string(k) + " is not a multiple of " +
+           std::to_string(kInt8ConvOutputChannelMultiple) + ", as cuDNN's INT8 convolutions need";
   // Hopper's 8-bit MMA takes 32 input channels a step: with 16, cuDNN offers only a fallback
   // engine (ResNet-50's space-to-depth stem, C = 16: 3.9 ms in INT8 against 0.99 in bf16, H100).
-  if (c % 32 != 0)
-    return "C = " + std::to_string(c) + " is not a multiple of 32: cuDNN's INT8 kernels for it are slower than bf16's";
+  if (c % kInt8ConvInputChannelMultiple != 0)
+    return "C = " + std::to_string(c) + " is not a multiple of " + std::to_string(kInt8ConvInputChannelMultiple) +
+           ": cuDNN's INT8 kernels for it are slower than bf16's";
   return std::nullopt;
 }
 

@@ -14,6 +14,7 @@
 #include "mlir/IR/Operation.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,12 @@ std::optional<QuantizedLinearLayer> matchQuantizedLinearLayer(MatMulOp matmul);
 /// Whether a dequantized weight is a constant, or (before the weights fold) a constant's
 /// quantization.
 bool isConstantWeight(DequantizeOp weight);
+
+/// The channel counts cuDNN's INT8 NHWC convolutions take: output channels a multiple of 16,
+/// input channels a multiple of 32 (Hopper's 8-bit MMA steps over 32; with 16 only a slow
+/// fallback engine runs).
+inline constexpr int64_t kInt8ConvOutputChannelMultiple = 16;
+inline constexpr int64_t kInt8ConvInputChannelMultiple = 32;
 
 /// Why `conv` of dequantized `input` and `weight` is no INT8 convolution cuDNN runs; nullopt
 /// when it is one: int8 on both sides with zero points 0, the input per tensor, the weight a
