@@ -4,7 +4,7 @@
 // int8 outputs within one step, bf16 outputs within a rounding. Prints each engine's name, how
 // many outputs are off and the largest difference. The forms are the plans': int8 residuals
 // scaled in the graph, bf16 biases, int8 or bf16 results. For diagnosing issue 13's INT8 residual failures, not a
-// test (tests/gpu/check_int8_convs.py is the test).
+// test (tests/gpu/check_8bit_convs.py is the test).
 //   nvcc -std=c++17 -O2 -arch=sm_90 -Ithird_party/cudnn-frontend/include bench/conv8_check_probe.cpp -lcudnn -lnvrtc
 #include <cudnn_frontend.h>
 

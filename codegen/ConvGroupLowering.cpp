@@ -7,20 +7,20 @@
 // does with fp32 intermediates. The body is read back into one ConvStep: each operand is traced
 // to the group input it widens.
 //
-// Any of them may end in the next INT8 convolution's quantization, y = quantize(act(...), s_y),
+// Any of them may end in the next 8-bit convolution's quantization, y = quantize(act(...), s_y),
 // or give both the value and its quantization (the step's `yQuantized`), when other steps read
-// the value too: cuDNN writes int8 as round(value * (1 / s_y)) (`yScale`), saturated.
+// the value too: cuDNN writes int8 or E4M3 as round(value * (1 / s_y)) (`yScale`), saturated.
 //
-// A residual may be the dequantization of an int8 group input (one scale): the step reads it
-// int8 and multiplies it by `residualScale` before the add.
+// A residual may be the dequantization of an 8-bit group input (one scale): the step reads it
+// in 8 bits and multiplies it by `residualScale` before the add.
 //
-// An INT8 convolution (kiln-fold-quantization's form) also holds the dequantizations of its
-// int8 input (one scale) and weight (one scale per output channel):
+// An 8-bit convolution (kiln-fold-quantization's form) also holds the dequantizations of its
+// input (one scale) and weight (one scale per output channel), both int8 or both E4M3:
 //   y = act(conv(dequantize(x8), dequantize(w8)) + bias + residual)
-// cuDNN sums int8 products exactly in int32, multiplies each output channel's sum by
-// s_x * s_w[k] (the step's `scale`, computed here in double and rounded once to f32), runs the
-// epilogue in f32 and writes int8 as round(value * (1 / s_y)) (`yScale`), saturated: the
-// interpreter divides, value / s_y, an f32 rounding apart.
+// cuDNN sums int8 products exactly in int32 (E4M3 products in f32), multiplies each output
+// channel's sum by s_x * s_w[k] (the step's `scale`, computed here in double and rounded once
+// to f32), runs the epilogue in f32 and writes 8 bits as round(value * (1 / s_y)) (`yScale`),
+// saturated: the interpreter divides, value / s_y, an f32 rounding apart.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,15 +64,15 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
   };
   ConvOperands operands;
   operands.result = group.getResult(0);
-  // INT8: the operands are the dequantizations' int8 inputs; their scales multiply into one
-  // per output channel.
+  // INT8 or FP8: the operands are the dequantizations' 8-bit inputs; their scales multiply into
+  // one per output channel.
   auto inputDq = conv.getInput().getDefiningOp<DequantizeOp>();
   auto weightDq = conv.getWeight().getDefiningOp<DequantizeOp>();
   if (static_cast<bool>(inputDq) != static_cast<bool>(weightDq))
-    return opError(operation, "internal: an INT8 conv group dequantizes both its input and its weight");
+    return opError(operation, "internal: an 8-bit conv group dequantizes both its input and its weight");
   std::vector<float> channelScales;
   if (inputDq) {
-    operands.int8 = true;
+    operands.quantized = true;
     auto inputScale = groupConstantFloats(group, inputDq.getScale());
     if (!inputScale)
       return inputScale.takeError();
@@ -81,7 +81,7 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
       return weightScales.takeError();
     int64_t channels = llvm::cast<mlir::RankedTensorType>(conv.getResult().getType()).getShape().back();
     if (inputScale->size() != 1 || (weightScales->size() != 1 && (int64_t)weightScales->size() != channels))
-      return opError(operation, "an INT8 convolution takes one input scale and one weight scale per tensor or per "
+      return opError(operation, "an 8-bit convolution takes one input scale and one weight scale per tensor or per "
                                 "output channel");
     for (int64_t k = 0; k < channels; ++k)
       channelScales.push_back(
@@ -126,7 +126,7 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
       mlir::Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
       if (auto cast = other.getDefiningOp<CastOp>())
         other = cast.getInput();
-      // A dequantized residual: the int8 group input, scaled in the graph (residualScale).
+      // A dequantized residual: the 8-bit group input, scaled in the graph (residualScale).
       std::optional<float> residualScale;
       if (auto residualDq = other.getDefiningOp<DequantizeOp>()) {
         auto scale = groupConstantFloats(group, residualDq.getScale());
@@ -187,7 +187,7 @@ llvm::Error PlanBuilderImpl::lowerConvGroup(mlir::Operation *operation) {
   lowering->step.activation = activation;
   lowering->step.activationAlpha = alpha;
   lowering->step.activationBeta = beta;
-  if (operands.int8)
+  if (operands.quantized)
     lowering->step.scale = newF32Weights(lowering->name + ".scale", channelScales);
   if (yScale)
     lowering->step.yScale = newF32Weights(lowering->name + ".y_scale", {*yScale});

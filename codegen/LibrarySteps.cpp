@@ -78,28 +78,29 @@ PlanBuilderImpl::beginConvStep(mlir::Operation *operation, const ConvOperands &o
   conv.x = *x;
   conv.w = *w;
   conv.y = *y;
-  // A channels-last float convolution may write int8 (its group ends in a quantize: yScale).
-  bool int8Y = y->dtype == DType::I8 && channelsLast;
-  bool oneType = w->dtype == x->dtype && (y->dtype == x->dtype || int8Y), floatOthers = true;
+  // A channels-last float convolution may write 8 bits (its group ends in a quantize: yScale).
+  bool eightBitY = plan::isQuantizedConvType(y->dtype) && channelsLast;
+  bool oneType = w->dtype == x->dtype && (y->dtype == x->dtype || eightBitY), floatOthers = true;
   for (mlir::Value other : {operands.bias, operands.residual})
     if (other) {
       auto desc = describe(other);
       if (!desc)
         return desc.takeError();
-      // A dequantized residual is int8 (channels last, its scale in the step's residualScale).
+      // A dequantized residual is 8-bit (channels last, its scale in the step's residualScale).
       if (other == operands.residual && operands.residualScale) {
-        if (desc->dtype != DType::I8 || !channelsLast)
-          return opError(operation, "internal: a dequantized residual is int8, of a channels-last convolution");
+        if (!plan::isQuantizedConvType(desc->dtype) || !channelsLast)
+          return opError(operation, "internal: a dequantized residual is int8 or E4M3, of a channels-last "
+                                    "convolution");
         continue;
       }
       oneType &= desc->dtype == x->dtype;
       floatOthers &= isLibraryFloat(desc->dtype);
     }
-  if (operands.int8) {
-    if (x->dtype != DType::I8 || w->dtype != DType::I8 || !(y->dtype == DType::I8 || isLibraryFloat(y->dtype)) ||
-        !floatOthers || !channelsLast)
-      return opError(operation, "internal: an INT8 convolution reads int8 x and w channels last, writes int8 or a "
-                                "float type and adds float bias and residual");
+  if (operands.quantized) {
+    if (!plan::isQuantizedConvType(x->dtype) || w->dtype != x->dtype ||
+        !(plan::isQuantizedConvType(y->dtype) || isLibraryFloat(y->dtype)) || !floatOthers || !channelsLast)
+      return opError(operation, "internal: an 8-bit convolution reads int8 or E4M3 x and w of one type channels "
+                                "last, writes 8 bits or a float type and adds float bias and residual");
   } else if (!isLibraryFloat(x->dtype) || !oneType) {
     return opError(operation, "GPU convolution (cuDNN) takes f32, f16 or bf16 tensors, all of one type; this one "
                               "runs in the interpreter only (`kiln eval`)");

@@ -84,10 +84,10 @@ public:
   /// The values a convolution step reads and defines (bias and residual may be null).
   struct ConvOperands {
     mlir::Value input, weight, bias, residual, result;
-    /// INT8 (a conv group's dequantized operands): input and weight are int8, the result int8
-    /// or a float type, bias and residual floats.
-    bool int8 = false;
-    /// An int8 residual's scale (a conv group's dequantized residual); otherwise the residual
+    /// INT8 or FP8 (a conv group's dequantized operands): input and weight are both int8 or
+    /// both E4M3, the result 8-bit or a float type, bias and residual floats.
+    bool quantized = false;
+    /// An 8-bit residual's scale (a conv group's dequantized residual); otherwise the residual
     /// is a float.
     std::optional<float> residualScale;
   };

@@ -8,9 +8,9 @@
 //
 // 1. Anchors. Each 2-d kiln.conv (rank-4 input) that `layout` selects (nhwc: all; auto: those
 //    whose input is bf16 or f16, the tensor-core convs, and an imported QDQ model's convs that
-//    keep int8 weights for INT8 kernels) becomes
+//    keep 8-bit weights for INT8 or FP8 kernels) becomes
 //      transpose(x, [0,2,3,1]) -> conv {channels_last} -> transpose(y, [0,3,1,2])
-//    with its weight permuted to KRSC: a constant (or the int8 constant under a weight's
+//    with its weight permuted to KRSC: a constant (or the 8-bit constant under a weight's
 //    dequantization) at compile time, whatever its size and type, bytes moved without
 //    rounding; any other weight through a transpose.
 // 2. Propagation, with the greedy driver, so the transposes meet and cancel:
@@ -313,12 +313,12 @@ struct ConvertLayoutPass : impl::ConvertLayoutBase<ConvertLayoutPass> {
     if (layout == "nhwc")
       return true;
     mlir::Type element = typeOf(conv.getInput()).getElementType();
-    // An imported QDQ model's INT8 conv too: cuDNN's INT8 kernels are NHWC.
+    // An imported QDQ model's 8-bit conv too: cuDNN's INT8 and FP8 kernels are NHWC.
     return element.isBF16() || element.isF16() || isImportedQuantizedOp(conv);
   }
 
   /// The channels-last (KRSC) form of a conv weight computed at compile time: a constant
-  /// permuted, or the dequantization of one (an imported int8 weight: its int8 values permuted,
+  /// permuted, or the dequantization of one (an imported 8-bit weight: its values permuted,
   /// the scales along the output channels, axis 0, as before). Null when it is neither.
   static Value permutedConstantWeight(Value weight, llvm::ArrayRef<int64_t> toLast) {
     auto dequantize = weight.getDefiningOp<DequantizeOp>();

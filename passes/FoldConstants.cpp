@@ -15,14 +15,14 @@ namespace kiln {
 namespace {
 
 /// The convs of dequantized inputs that read `weight`, an 8-bit weight folding into float
-/// values (isImportedInt8ConvWeight refused it): each says why it is no INT8 convolution.
+/// values (isImportedQuantizedConvWeight refused it): each says why it is no 8-bit convolution.
 void remarkFakeQuantizedConvs(DequantizeOp weight) {
   for (mlir::OpOperand &use : weight->getUses()) {
     auto conv = llvm::dyn_cast<ConvOp>(use.getOwner());
     auto input = conv ? conv.getInput().getDefiningOp<DequantizeOp>() : DequantizeOp();
     if (!input || use.getOperandNumber() != 1)
       continue;
-    if (std::optional<std::string> why = whyNoInt8ConvOnceChannelsLast(conv, input, weight))
+    if (std::optional<std::string> why = whyNoQuantizedConvOnceChannelsLast(conv, input, weight))
       conv->emitRemark() << "8-bit convolution runs as its Q/DQ ops around a float convolution (fake "
                             "quantization; its weight folds into float values): "
                          << *why;
@@ -47,11 +47,11 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
       });
       if (!allConstant)
         continue;
-      // An imported QDQ model's int8 conv weight or E4M3 linear-layer weight stays 8-bit with
+      // An imported QDQ model's 8-bit conv weight or E4M3 linear-layer weight stays 8-bit with
       // its scales: the op runs as an 8-bit kernel (kiln-fold-quantization folds the
       // dequantization of a conv's that does not).
       if (auto dequantize = llvm::dyn_cast<DequantizeOp>(op)) {
-        if (isImportedInt8ConvWeight(dequantize) || isImportedFp8GemmWeight(dequantize))
+        if (isImportedQuantizedConvWeight(dequantize) || isImportedFp8GemmWeight(dequantize))
           continue;
         remarkFakeQuantizedConvs(dequantize);
       }

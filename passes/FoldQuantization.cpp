@@ -47,7 +47,7 @@ std::optional<std::string> whyNoFp8Gemm(MatMulOp matmul, DequantizeOp input, Deq
     return std::string("8-bit integer GEMMs are not implemented yet (FP8 E4M3 only)");
   if (!isPerTensorQuantization(input) || !isPerTensorQuantization(weight))
     return std::string("its scales are per channel; Hopper's FP8 GEMMs take one scale per operand "
-                       "(kiln-insert-quantization per-tensor-weights)");
+                       "(kiln-insert-quantization per-tensor-weight-ops)");
   if (!isZeroConstant(input.getZeroPoint()) || !isZeroConstant(weight.getZeroPoint()))
     return std::string("a zero point is not 0");
   if (!isConstantWeight(weight))
@@ -72,7 +72,7 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
       for (MatMulOp matmul : matmuls)
         dropIfUnfoldable(matmul, [&](DequantizeOp x, DequantizeOp w) { return whyNoFp8Gemm(matmul, x, w); });
       for (ConvOp conv : convs)
-        dropIfUnfoldable(conv, [&](DequantizeOp x, DequantizeOp w) { return whyNoInt8Conv(conv, x, w); });
+        dropIfUnfoldable(conv, [&](DequantizeOp x, DequantizeOp w) { return whyNoQuantizedConv(conv, x, w); });
     }
     // Weights: quantize(constant) is a constant, computed once by the interpreter.
     llvm::SmallVector<QuantizeOp> weights;
@@ -94,7 +94,7 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
     reluBeforeQuantization(func);
     dequantizeAfterMoves(func);
     for (ConvOp conv : convs)
-      prepareInt8Conv(conv);
+      prepareQuantizedConv(conv);
     sinkQuantizations(func);
     requantizationsOfOneScale(func);
   }
@@ -125,7 +125,8 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
   /// quantizes to 0, no longer wins its window), but the moves carry 8-bit values and the
   /// quantize can join what computes x, and the paddings and gathers before an INT8
   /// convolution move int8 (a quarter of the f32 bytes). Not through the max pool of a float
-  /// convolution's result (poolsFloatConv).
+  /// convolution's result (poolsFloatConv), nor an E4M3 quantization through a max pool (the
+  /// pooling kernels' -inf start has no E4M3 value: E4M3FN has no infinity).
   void sinkQuantizations(mlir::func::FuncOp func) {
     llvm::SmallVector<QuantizeOp> work;
     func.walk([&](QuantizeOp q) { work.push_back(q); });
@@ -133,12 +134,13 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
       QuantizeOp q = work.pop_back_val();
       mlir::Operation *move = q.getInput().getDefiningOp();
       bool pad = isZeroPadding(move);
-      if (!(pad || llvm::isa_and_nonnull<ReshapeOp, TransposeOp, MaxPoolOp>(move)) || !q.getInput().hasOneUse() ||
-          !isSymmetricPerTensorQuantization(q) || poolsFloatConv(move))
+      auto element = tensorType(q.getResult()).getElementType();
+      bool pool = llvm::isa_and_nonnull<MaxPoolOp>(move);
+      if (!(pad || pool || llvm::isa_and_nonnull<ReshapeOp, TransposeOp>(move)) || !q.getInput().hasOneUse() ||
+          !isSymmetricPerTensorQuantization(q) || poolsFloatConv(move) || (pool && !element.isInteger(8)))
         continue;
       mlir::OpBuilder builder(q);
       mlir::Value source = move->getOperand(0);
-      auto element = tensorType(q.getResult()).getElementType();
       auto early = QuantizeOp::create(builder, q.getLoc(), tensorType(source).clone(element), source, q.getScale(),
                                       q.getZeroPoint(), q.getAxisAttr(), q.getSaturateAttr());
       mlir::Value zero;
@@ -160,7 +162,7 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
   }
 
   /// Whether `op` is a max pool of the result (through its ReLU or clip) of a convolution no
-  /// INT8 kernel runs (matchQuantizedConv; prepareInt8Conv has run): the quantize stays after
+  /// 8-bit kernel runs (matchQuantizedConv; prepareQuantizedConv has run): the quantize stays after
   /// the pool. Moved above it, the quantize joins the conv's graph,
   /// and cuDNN's bf16 convolutions that write int8 run on slower engines: ResNet-50's stem at
   /// batch 256 on an H100 took 1.357 ms writing int8 against 0.981 ms writing bf16, more than
@@ -252,19 +254,18 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
     return sameConstant(a->getOperand(1), b->getOperand(1)) && sameConstant(a->getOperand(2), b->getOperand(2));
   }
 
-  /// move(dequantize(x8)) -> dequantize(move(x8)) for a per-tensor dequantization of an int8
-  /// activation and a reshape
-  /// or transpose: the same values (each element dequantized alone), but the move carries the
-  /// 8-bit values (a quarter of f32's bytes) and its readers read a dequantization, as an INT8
-  /// convolution needs its input to be. An imported QDQ model's quantized convs read their
+  /// move(dequantize(x8)) -> dequantize(move(x8)) for a per-tensor dequantization of an int8 or
+  /// E4M3 activation and a reshape or transpose: the same values (each element dequantized
+  /// alone), but the move carries the 8-bit values (a quarter of f32's bytes) and its readers
+  /// read a dequantization, as an 8-bit convolution or GEMM needs its input to be. An imported QDQ model's quantized convs read their
   /// inputs this way where the layout pass transposed a dequantized value to channels last (the
   /// graph input, a value a channels-first op computed). Equal moves of one value become one.
   void dequantizeAfterMoves(mlir::func::FuncOp func) {
     llvm::SmallVector<DequantizeOp> dequantizations;
     func.walk([&](DequantizeOp dq) {
-      // int8 activations: an FP8 GEMM's weight keeps its transpose after its dequantization
+      // Activations only: an FP8 GEMM's weight keeps its transpose after its dequantization
       // (prepareFp8Gemm's form), and weights are moved at compile time anyway.
-      if (isPerTensorQuantization(dq) && tensorType(dq.getInput()).getElementType().isInteger(8) &&
+      if (isPerTensorQuantization(dq) && isConvQuantizedElement(tensorType(dq.getInput()).getElementType()) &&
           !dq.getInput().getDefiningOp<ConstantOp>())
         dequantizations.push_back(dq);
     });
@@ -305,15 +306,15 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
     }
   }
 
-  /// An INT8 convolution gets a dequantization of its input of its own, so its `conv` group
+  /// An 8-bit convolution gets a dequantization of its input of its own, so its `conv` group
   /// can take it in (the group's input is then the int8 tensor); one that does not fit keeps its
   /// Q/DQ ops, with a remark.
-  void prepareInt8Conv(ConvOp conv) {
+  void prepareQuantizedConv(ConvOp conv) {
     auto input = conv.getInput().getDefiningOp<DequantizeOp>();
     auto weight = conv.getWeight().getDefiningOp<DequantizeOp>();
     if (!input || !weight)
       return; // not quantized
-    if (std::optional<std::string> why = whyNoInt8Conv(conv, input, weight)) {
+    if (std::optional<std::string> why = whyNoQuantizedConv(conv, input, weight)) {
       conv->emitRemark() << "8-bit convolution runs as its Q/DQ ops and a " << elementName(conv.getResult())
                          << " convolution (fake quantization): " << *why;
       // Its 8-bit constant weight is read as the float values it stands for: folded, so no

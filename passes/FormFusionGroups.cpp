@@ -1,8 +1,8 @@
 //===- FormFusionGroups.cpp - elementwise chains into kiln.fusion_group ----===//
 //
 // Channels-last convolutions take the epilogue a cuDNN graph runs with them (bias, residual,
-// one activation) into a `conv` group; an INT8 one also its dequantizations and its result's
-// quantization (the group's only result, or a second one beside the value). Linear layers first: each kiln.matmul of a 2-d weight takes the epilogue a cuBLASLt matmul
+// one activation) into a `conv` group; an 8-bit one (INT8 or FP8) also its dequantizations and
+// its result's quantization (the group's only result, or a second one beside the value). Linear layers first: each kiln.matmul of a 2-d weight takes the epilogue a cuBLASLt matmul
 // can run (bias row, residual, ReLU or tanh GELU) into a `gemm` group. With `approximate-gelu`
 // (bf16 plans), an erf GELU after a bf16 linear layer, as the exporters decompose it
 // (x * 0.5 * (1 + erf(x / sqrt 2)), in any association), becomes a tanh GELU so the epilogue
@@ -122,28 +122,28 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       if (members.empty())
         continue;
       Operation *root = members.back();
-      // An int8 residual is read int8 only by a graph that writes int8 alone: the graphs that
+      // An 8-bit residual is read 8-bit only by a graph that writes 8-bit alone: the graphs that
       // scaled an int8 residual and wrote bf16 (a network's last block) computed wrong values
-      // on the H100 at small sizes (tests/gpu/check_int8_convs.py, 2026-12-07) while every
+      // on the H100 at small sizes (tests/gpu/check_8bit_convs.py, 2026-12-07) while every
       // engine of the int8-result form was right (bench/conv8_check_probe.cpp). Such a conv
       // reads its residual's dequantization, a kernel of its own, as before plan format 9.
-      if (consumerQuantizationOf(root->getResult(0), isInt8Element))
+      if (consumerQuantizationOf(root->getResult(0), isConvQuantizedElement))
         takeResidualDequantization(members);
-      // An INT8 convolution (kiln-fold-quantization's form) takes its operands'
+      // An 8-bit convolution (kiln-fold-quantization's form: INT8 or FP8) takes its operands'
       // dequantizations.
       if (std::optional<QuantizedConv> quantized = matchQuantizedConv(conv)) {
         members.insert(quantized->input);
         members.insert(quantized->weight);
       }
-      // Any convolution, INT8 or float (a first layer kept in bf16), takes its result's
-      // quantization for the next INT8 convolution when nothing else reads the result: cuDNN
-      // scales the result and writes int8.
-      if (Operation *quantize = consumerQuantizationOf(root->getResult(0), isInt8Element)) {
+      // Any convolution, 8-bit or float (a first layer kept in bf16), takes its result's
+      // quantization for the next 8-bit convolution when nothing else reads the result: cuDNN
+      // scales the result and writes int8 or E4M3.
+      if (Operation *quantize = consumerQuantizationOf(root->getResult(0), isConvQuantizedElement)) {
         members.insert(quantize);
         root = quantize;
       } else if (Operation *quantize = sideQuantizationOf(root->getResult(0))) {
         // Read by other steps too (a ResNet block's output: the next residual): the graph
-        // writes the value and its int8 quantization, where a quantize kernel would read it
+        // writes the value and its 8-bit quantization, where a quantize kernel would read it
         // again.
         members.insert(quantize);
         llvm::SmallVector<Value> results;
@@ -299,8 +299,8 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     return epilogue;
   }
 
-  /// The dequantization of an int8 residual an epilogue add reads (per tensor, zero point 0):
-  /// the graph reads the int8 value and scales it (ConvStep.residualScale). A dequantization
+  /// The dequantization of an 8-bit residual (int8 or E4M3) an epilogue add reads (per tensor,
+  /// zero point 0): the graph reads the 8-bit value and scales it (ConvStep.residualScale). A dequantization
   /// other ops read too is cloned, one of the add's own.
   static void takeResidualDequantization(llvm::SetVector<Operation *> &members) {
     for (Operation *member : llvm::to_vector(members)) {
@@ -310,7 +310,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       for (mlir::OpOperand &operand : add->getOpOperands()) {
         auto dq = operand.get().getDefiningOp<DequantizeOp>();
         if (!dq || members.contains(dq) || operand.get().getType() != add.getType() ||
-            !isSymmetricPerTensorQuantization(dq) || !isInt8Element(elementOf(dq.getInput())))
+            !isSymmetricPerTensorQuantization(dq) || !isConvQuantizedElement(elementOf(dq.getInput())))
           continue;
         if (!dq->hasOneUse()) {
           mlir::OpBuilder builder(add);
@@ -323,25 +323,24 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
   }
 
   static bool isFp8Element(Type element) { return llvm::isa<mlir::Float8E4M3FNType>(element); }
-  static bool isInt8Element(Type element) { return element.isSignlessInteger(8) || element.isSignedInteger(8); }
 
   /// Whether `op` is a per-tensor, symmetric quantization of `value` to an element type
   /// `accepts` (what a library epilogue's output scale computes: cuBLASLt's scaled E4M3 D,
-  /// cuDNN's scaled int8 y).
+  /// cuDNN's scaled int8 or E4M3 y).
   static bool isScaledOutput(Operation *op, Value value, bool (*accepts)(Type)) {
     auto quantize = llvm::dyn_cast<QuantizeOp>(op);
     return quantize && quantize.getInput() == value && isSymmetricPerTensorQuantization(quantize) &&
            accepts(elementOf(quantize.getResult()));
   }
 
-  /// One per-tensor, symmetric int8 quantization among several users of `value`; null
-  /// otherwise.
+  /// One per-tensor, symmetric quantization to int8 or E4M3 (what a cuDNN convolution graph
+  /// writes) among several users of `value`; null otherwise.
   static Operation *sideQuantizationOf(Value value) {
     if (value.hasOneUse())
       return nullptr;
     Operation *found = nullptr;
     for (Operation *user : value.getUsers())
-      if (isScaledOutput(user, value, isInt8Element)) {
+      if (isScaledOutput(user, value, isConvQuantizedElement)) {
         if (found)
           return nullptr; // two quantizations: leave them to their own kernels
         found = user;

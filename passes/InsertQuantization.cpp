@@ -7,7 +7,6 @@
 
 #include "passes/Passes.h"
 
-#include "ir/Interpreter/Tensor.h"
 #include "ir/KilnOps.h"
 #include "ir/Provenance.h"
 #include "passes/CalibrationTable.h"
@@ -60,67 +59,6 @@ mlir::OpOperand *residualOperandOf(ConvOp conv) {
     current = add.getResult();
   }
   return nullptr;
-}
-
-/// Where `conv` reads a zero channel pad that only it reads (kiln-space-to-depth-convs pads
-/// ResNet's blocked stem image from 12 to 16 channels) and would fit cuDNN's INT8 kernels but
-/// for C not being a multiple of 32 (whyNoInt8Conv), the pad widens to the next multiple of 32
-/// and the weight gets zero channels to match: the pad kernel runs anyway, 32 int8 channels
-/// are the bytes of 16 bf16 ones, and an INT8 stem writes its result in int8 (its max pool
-/// then runs on int8). Returns whether it widened.
-bool widenChannelPadForInt8(mlir::OpBuilder &builder, ConvOp conv) {
-  auto x = llvm::cast<mlir::RankedTensorType>(conv.getInput().getType());
-  auto w = llvm::cast<mlir::RankedTensorType>(conv.getWeight().getType());
-  auto pad = conv.getInput().getDefiningOp<PadOp>();
-  auto weight = conv.getWeight().getDefiningOp<ConstantOp>();
-  auto amounts = pad ? pad.getPads().getDefiningOp<ConstantOp>() : ConstantOp();
-  if (!conv.getChannelsLast() || x.getRank() != 4 || !x.hasStaticShape() || conv.getGroup() != 1 || !weight ||
-      !amounts || !isZeroPadding(pad) || !pad->hasOneUse() || w.getShape()[0] % kInt8ConvOutputChannelMultiple != 0)
-    return false;
-  const int64_t multiple = kInt8ConvInputChannelMultiple;
-  int64_t c = x.getShape()[3], widened = (c + multiple - 1) / multiple * multiple;
-  if (c % multiple == 0)
-    return false;
-  auto padValues = interp::fromAttr(llvm::cast<mlir::ElementsAttr>(amounts.getValue()));
-  if (!padValues) {
-    llvm::consumeError(padValues.takeError());
-    return false;
-  }
-  // Begins then ends: the last is the end of the channel axis.
-  const size_t channelEnd = 2 * x.getRank() - 1;
-  if (padValues->i.size() != channelEnd + 1 || padValues->i[channelEnd] <= 0)
-    return false; // no channel pad (a pad kernel of its own would cost a pass over the image)
-  auto weightValues = interp::fromAttr(llvm::cast<mlir::ElementsAttr>(weight.getValue()));
-  if (!weightValues) {
-    llvm::consumeError(weightValues.takeError());
-    return false;
-  }
-  mlir::OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPoint(conv);
-  llvm::SmallVector<int64_t, 8> newAmounts(padValues->i.begin(), padValues->i.end());
-  newAmounts[channelEnd] += widened - c;
-  auto amountsType = llvm::cast<mlir::RankedTensorType>(amounts.getType());
-  Value newPads = ConstantOp::create(builder, amounts.getLoc(), amountsType,
-                                     mlir::DenseElementsAttr::get(amountsType, llvm::ArrayRef(newAmounts)));
-  auto newPad = PadOp::create(builder, pad.getLoc(), x.clone({x.getShape()[0], x.getShape()[1], x.getShape()[2], widened}),
-                              pad.getInput(), newPads, pad.getValue(), pad.getMode());
-  newPad->setDiscardableAttrs(pad->getDiscardableAttrDictionary());
-  auto newWeightType = w.clone({w.getShape()[0], w.getShape()[1], w.getShape()[2], widened});
-  interp::Tensor packed = interp::Tensor::zeros(newWeightType);
-  int64_t taps = w.getShape()[0] * w.getShape()[1] * w.getShape()[2];
-  for (int64_t t = 0; t < taps; ++t)
-    for (int64_t ch = 0; ch < c; ++ch)
-      packed.f[t * widened + ch] = weightValues->f[t * c + ch];
-  Value newWeight = ConstantOp::create(builder, weight.getLoc(), newWeightType,
-                                       interp::toElementsAttr(packed, /*inlineElements=*/16, "int8_channels"));
-  conv->setOperand(0, newPad);
-  conv->setOperand(1, newWeight);
-  pad->erase();
-  if (amounts->use_empty())
-    amounts->erase();
-  if (weight->use_empty())
-    weight->erase();
-  return true;
 }
 
 /// The ONNX value whose range `value` has: an op result's name, or a graph input's
@@ -298,13 +236,6 @@ void InsertQuantizationPass::runOnOperation() {
       op->emitRemark() << "not quantized: " << llvm::toString(inputScale.takeError());
       continue;
     }
-    if (auto conv = llvm::dyn_cast<ConvOp>(op); conv && type == "int8" && widenChannelPadForInt8(builder, conv)) {
-      input = op->getOperand(0);
-      weight = op->getOperand(1);
-      op->emitRemark() << "its zero channel padding widens to " << llvm::cast<mlir::RankedTensorType>(input.getType()).getShape().back()
-                       << " channels (zero weights), the multiple of " << kInt8ConvInputChannelMultiple
-                       << " cuDNN's INT8 kernels take";
-    }
     int64_t axis = *weightChannelAxis(op);
     auto constant = weight.getDefiningOp<ConstantOp>();
     std::vector<float> weightScale;
@@ -315,7 +246,7 @@ void InsertQuantizationPass::runOnOperation() {
         continue;
       }
       weightScale = std::move(*scales);
-      if (perTensorWeights) // one scale for the whole weight: the largest channel's
+      if (llvm::is_contained(perTensorWeightOps, op->getName().getStringRef())) // the largest channel's
         weightScale = {*std::max_element(weightScale.begin(), weightScale.end())};
     } else {
       auto scale = activationScale(weight, grid);
@@ -337,16 +268,16 @@ void InsertQuantizationPass::runOnOperation() {
         other = quantizeDequantize(builder, weight, weightScale, 1, grid);
       op->setOperand(1, other);
     }
-    // Residuals only of the convs cuDNN's INT8 kernels will run (the others go back to bf16,
-    // where an int8 residual would only round).
+    // Residuals only of the convs cuDNN's 8-bit kernels will run (the others go back to bf16,
+    // where an 8-bit residual would only round).
     if (auto conv = llvm::dyn_cast<ConvOp>(op); residuals && conv)
-      if (!whyNoInt8Conv(conv, conv.getInput().getDefiningOp<DequantizeOp>(),
+      if (!whyNoQuantizedConv(conv, conv.getInput().getDefiningOp<DequantizeOp>(),
                          conv.getWeight().getDefiningOp<DequantizeOp>()))
         quantizedConvs.push_back(conv);
   }
   // The residual a quantized conv's epilogue adds, read through its own quantization (shared
-  // with the convs reading that value): the block's input stays int8 for the convolution
-  // graph too, and a value every reader takes quantized is written once, in int8.
+  // with the convs reading that value): the block's input stays 8-bit for the convolution
+  // graph too, and a value every reader takes quantized is written once, in 8 bits.
   for (ConvOp conv : quantizedConvs) {
     mlir::OpOperand *operand = residualOperandOf(conv);
     if (!operand)

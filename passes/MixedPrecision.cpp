@@ -93,10 +93,10 @@ private:
   llvm::DenseSet<Value> weak_;
   llvm::StringSet<> matched_;                                    // override targets that matched
   int64_t inHalf_ = 0, inFp32_ = 0;
-  int64_t importedInt8Convs_ = 0, importedFp8Gemms_ = 0;
+  int64_t importedQuantizedConvs_ = 0, importedFp8Gemms_ = 0;
 
 public:
-  int64_t importedInt8Convs() const { return importedInt8Convs_; }
+  int64_t importedQuantizedConvs() const { return importedQuantizedConvs_; }
   int64_t importedFp8Gemms() const { return importedFp8Gemms_; }
 };
 
@@ -173,7 +173,7 @@ void PrecisionRewriter::retype(mlir::Operation *op) {
     // (int32 sums scaled in f32) or FP8 GEMM (fp32 accumulation) computes from. Its float type
     // stays the dequantizations'.
     target = f32_;
-    ++(llvm::isa<ConvOp>(op) ? importedInt8Convs_ : importedFp8Gemms_);
+    ++(llvm::isa<ConvOp>(op) ? importedQuantizedConvs_ : importedFp8Gemms_);
   } else {
     switch (precisionClassOf(op->getName().getStringRef())) {
     case PrecisionClass::Compute: target = half_ ? *half_ : f32_; break;
@@ -243,13 +243,13 @@ void PrecisionRewriter::run() {
                        << " in fp32, " << casts_.size() << " casts inserted (casts of weights fold)";
 }
 
-/// A model in ONNX's QDQ format: its convolutions that read int8 inputs and weights in the form
-/// INT8 kernels take, and its linear layers that read E4M3 in the form FP8 GEMMs take, keep them
+/// A model in ONNX's QDQ format: its convolutions that read int8 (or E4M3) inputs and weights in
+/// the form 8-bit kernels take, and its linear layers that read E4M3 in the form FP8 GEMMs take, keep them
 /// (isImportedQuantizedOp); every other QuantizeLinear and DequantizeLinear runs as a kernel of
 /// its own around float ops (weights of other ops folded into float weights before this pass),
 /// as onnxruntime computes them. One remark says how many ops keep 8 bits, and what form the
 /// 8-bit kernels take when none does.
-void reportImportedQuantization(mlir::func::FuncOp func, int64_t int8Convs, int64_t fp8Gemms) {
+void reportImportedQuantization(mlir::func::FuncOp func, int64_t quantizedConvs, int64_t fp8Gemms) {
   int64_t quantize = 0, dequantize = 0;
   func.walk([&](mlir::Operation *op) {
     quantize += llvm::isa<QuantizeOp>(op);
@@ -259,16 +259,16 @@ void reportImportedQuantization(mlir::func::FuncOp func, int64_t int8Convs, int6
     return;
   auto remark = mlir::emitRemark(func.getLoc());
   remark << "the model's " << quantize << " QuantizeLinear and " << dequantize << " DequantizeLinear (QDQ format): ";
-  if (int8Convs > 0)
-    remark << int8Convs << (int8Convs == 1 ? " convolution keeps its" : " convolutions keep their")
-           << " int8 inputs, weights and scales for INT8 kernels "
+  if (quantizedConvs > 0)
+    remark << quantizedConvs << (quantizedConvs == 1 ? " convolution keeps its" : " convolutions keep their")
+           << " 8-bit inputs, weights and scales for INT8 or FP8 kernels "
            << "(kiln-fold-quantization remarks any that cannot run one); ";
   if (fp8Gemms > 0)
     remark << fp8Gemms << (fp8Gemms == 1 ? " linear layer keeps its" : " linear layers keep their")
            << " E4M3 inputs, weights and scales for FP8 GEMMs; ";
-  if (int8Convs + fp8Gemms == 0)
-    remark << "no convolution reads int8 in the form INT8 kernels take (int8 input per tensor, int8 weight per "
-              "tensor or per output channel, zero points 0, one group, C a multiple of 32 and K of 16: "
+  if (quantizedConvs + fp8Gemms == 0)
+    remark << "no convolution reads int8 or E4M3 in the form 8-bit kernels take (input per tensor, weight of its "
+              "type per tensor or per output channel, zero points 0, one group, C a multiple of 32 and K of 16: "
               "onnxruntime's quantize_static writes it with extra_options ActivationSymmetric), and no linear "
               "layer E4M3 in the form FP8 GEMMs take (one scale each, zero points 0, a constant 2-d weight, K and "
               "N multiples of 16); ";
@@ -307,7 +307,7 @@ struct MixedPrecisionPass : impl::MixedPrecisionBase<MixedPrecisionPass> {
     std::vector<std::string> keep(keepFp32.begin(), keepFp32.end());
     PrecisionRewriter rewriter(func, half, keep, forced);
     rewriter.run();
-    reportImportedQuantization(func, rewriter.importedInt8Convs(), rewriter.importedFp8Gemms());
+    reportImportedQuantization(func, rewriter.importedQuantizedConvs(), rewriter.importedFp8Gemms());
   }
 };
 

@@ -17,10 +17,10 @@ def FoldConstants : Pass<"kiln-fold-constants", "mlir::func::FuncOp"> {
     A result larger than `max-elements` and than every operand is not folded and is reported
     as a remark, so that a small model cannot expand into gigabytes of constants (a weight's
     dequantization or cast, no larger than the weight, always folds). One exception: the
-    `kiln.dequantize` of an imported QDQ model's int8 conv weight stays when every reader is a
-    conv with a dequantized input that an INT8 kernel can run (per-tensor int8 input, zero
-    points 0, C a multiple of 32, ...: whyNoInt8ConvOnceChannelsLast), so the weight keeps its
-    int8 values and scales for kiln-fold-quantization.
+    `kiln.dequantize` of an imported QDQ model's int8 or E4M3 conv weight stays when every
+    reader is a conv with a dequantized input that an 8-bit kernel can run (per-tensor input of
+    the weight's type, zero points 0, C a multiple of 32, ...: whyNoQuantizedConvOnceChannelsLast),
+    so the weight keeps its 8-bit values and scales for kiln-fold-quantization.
   }];
   let options = [
     Option<"maxElements", "max-elements", "int64_t", /*default=*/"1 << 20",
@@ -76,9 +76,9 @@ def MixedPrecision : Pass<"kiln-mixed-precision", "mlir::func::FuncOp"> {
     of another type a `kiln.cast` is inserted, one per (value, type); graph inputs and outputs
     keep their declared types. Weight casts and cast chains are left to canonicalize
     (kiln.cast's folder). Only f32 computation is retargeted: ops already in another type stay.
-    An imported QDQ model's conv that keeps its int8 weight for an INT8 kernel (its weight's
+    An imported QDQ model's conv that keeps its 8-bit weight for an 8-bit kernel (its weight's
     dequantization left by kiln-fold-constants) keeps its dequantizations' type: the model
-    states its precision. A remark counts such convs, or says what form INT8 kernels take when
+    states its precision. A remark counts such convs, or says what form 8-bit kernels take when
     a QDQ model has none. `keep-fp32` and `force-precision` name ONNX nodes, ONNX op types or kiln op names; an op
     forced to `fp32` (not tf32) is marked `kiln.math = "strict"` so codegen runs it in IEEE
     fp32 even in a TF32 plan. Each override is reported as a remark on the ops it matched, and
@@ -108,19 +108,15 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
     file's), looking back through unnamed reshapes and transposes; one pair serves every user
     of a value. A constant weight gets symmetric
     per-output-channel scales, max |w| / 127 (or / 448), computed from the constant (one scale,
-    the largest, with `per-tensor-weights`: Hopper's FP8 GEMMs take one); a weight
+    the largest, for the ops named in `per-tensor-weight-ops`: Hopper's FP8 GEMMs take one); a weight
     computed at run time (attention's K) is an activation. An op named in `keep` (ONNX node
     name, ONNX op type or kiln op name), or whose input has no calibrated range, stays as it
     is, with a remark; with `keep-first`, so does an op reading the network's input (through
     reshapes, transposes and casts): the first layer, which sees the raw data. With
-    `residuals`, the residual the epilogue of a conv cuDNN's INT8 kernels will run adds (a
-    ResNet block's input or its downsample branch; whyNoInt8Conv) is read through its
+    `residuals`, the residual the epilogue of a conv cuDNN's 8-bit kernels will run adds (a
+    ResNet block's input or its downsample branch; whyNoQuantizedConv) is read through its
     quantization too, shared with the convs reading
-    it: between INT8 convolution graphs the block's values then stay int8. In int8, a
-    channels-last conv that only C not being a multiple of 32 keeps from cuDNN's INT8 kernels
-    and that reads a zero channel pad of its own (kiln-space-to-depth-convs' stem) gets that
-    pad widened to the next multiple of 32, its constant weight zero channels to match, with
-    a remark. Folding the
+    it: between 8-bit convolution graphs the block's values then stay 8-bit. Folding the
     pairs into 8-bit kernels is for codegen; the interpreter evaluates them exactly, so the
     module measures the accuracy 8-bit plans will have.
   }];
@@ -134,8 +130,8 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
                "ONNX node names, ONNX op types or kiln op names that stay unquantized">,
     ListOption<"quantizeOps", "ops", "std::string",
                "The kiln ops to quantize (default: kiln.conv, kiln.conv_transpose, kiln.matmul, kiln.gemm)">,
-    Option<"perTensorWeights", "per-tensor-weights", "bool", /*default=*/"false",
-           "One scale per constant weight instead of one per output channel">,
+    ListOption<"perTensorWeightOps", "per-tensor-weight-ops", "std::string",
+               "The kiln ops whose constant weight gets one scale instead of one per output channel">,
     Option<"keepFirst", "keep-first", "bool", /*default=*/"false",
            "Ops whose input is a graph input (through reshapes, transposes and casts) stay unquantized">,
     Option<"residuals", "residuals", "bool", /*default=*/"false",
@@ -145,7 +141,7 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
 }
 
 def FoldQuantization : Pass<"kiln-fold-quantization", "mlir::func::FuncOp"> {
-  let summary = "8-bit weights quantized at compile time, FP8 linear layers and INT8 convs in their libraries' forms";
+  let summary = "8-bit weights quantized at compile time, FP8 linear layers and 8-bit convs in their libraries' forms";
   let description = [{
     Runs after kiln-insert-quantization, or in any pipeline for an imported QDQ model (a module
     without Q/DQ ops stays as it is), and before kiln-form-fusion-groups. A kiln.quantize of a constant (a weight) becomes the 8-bit
@@ -161,7 +157,8 @@ def FoldQuantization : Pass<"kiln-fold-quantization", "mlir::func::FuncOp"> {
     remark saying why; with `drop-unfoldable` (kiln compile's fp8 plans) such a matmul whose
     operands were quantized from unquantized values reads those again instead (a fake-quantized
     GEMM is slower than the unquantized one and less accurate). A kiln.conv of two dequantized
-    int8 operands that cuDNN's INT8 convolutions run (whyNoInt8Conv: zero points 0, the input
+    int8 operands or two E4M3 ones that cuDNN's INT8 or FP8 convolutions run (whyNoQuantizedConv:
+    zero points 0, the input
     per tensor, a constant weight per tensor or per output channel, channels last, one group,
     C a multiple of 32 and K of 16) gets a kiln.dequantize of its input of its own, for its `conv`
     group to take; the others are remarked or, with `drop-unfoldable`, read their unquantized
@@ -169,11 +166,12 @@ def FoldQuantization : Pass<"kiln-fold-quantization", "mlir::func::FuncOp"> {
     quantize(relu(dequantize(quantize(v)))) with one scale and zero point and an f32
     dequantization (onnxruntime's QDQ ReLU) becomes quantize(relu(v)), exactly, and, after the
     moves below, quantize(dequantize(q)) with one scale and zero point becomes q.
-    A reshape or transpose of a per-tensor int8 activation's dequantization moves the int8
-    values and is dequantized after (an imported QDQ model's conv then reads a dequantization
+    A reshape or transpose of a per-tensor int8 or E4M3 activation's dequantization moves the
+    8-bit values and is dequantized after (an imported QDQ model's conv then reads a dequantization
     where the layout pass transposed its dequantized input). Last, a per-tensor quantization with zero point 0 moves above the reshapes,
-    transposes, zero paddings and max pools that only it reads (exact: quantization keeps order
-    and maps 0 to 0), so those move 8-bit values and the quantize joins what computes theirs.
+    transposes, zero paddings and (int8 only: E4M3FN has no -infinity to start a max from) max
+    pools that only it reads (exact: quantization keeps order and maps 0 to 0), so those move
+    8-bit values and the quantize joins what computes theirs.
   }];
   let options = [
     Option<"dropUnfoldable", "drop-unfoldable", "bool", /*default=*/"false",
@@ -220,9 +218,9 @@ def ConvertLayout : Pass<"kiln-convert-layout", "mlir::func::FuncOp"> {
   let description = [{
     Each 2-d kiln.conv that `layout` selects becomes `transpose(x, [0,2,3,1])` → conv with
     `channels_last` → `transpose(y, [0,3,1,2])`, its weight permuted to KRSC at compile time
-    (a constant, or the int8 constant under an imported weight's dequantization; a transpose
+    (a constant, or the 8-bit constant under an imported weight's dequantization; a transpose
     otherwise). `auto` selects the convs whose input is bf16 or f16 (tensor-core convs) and an
-    imported QDQ model's convs that keep int8 weights for INT8 kernels (cuDNN's are NHWC),
+    imported QDQ model's convs that keep 8-bit weights for 8-bit kernels (cuDNN's are NHWC),
     `nhwc` every 2-d conv, `nchw` none. The channels-first transposes
     then sink through elementwise ops (constant operands permuted at compile time), pools
     whose input is one take `channels_last` too, and transposes compose and vanish, so what
@@ -252,9 +250,9 @@ def FormFusionGroups : Pass<"kiln-form-fusion-groups", "mlir::func::FuncOp"> {
     dequantizations and, when it is the result's only reader, the next layer's quantization.
 
     Channels-last convolutions absorb their bias, residual and one activation into a `conv`
-    group (one cuDNN graph); an INT8 one also its operands' dequantizations. Any of them takes
-    the dequantization of an int8 residual (cloned when other ops read it) and the next INT8
-    conv's quantization, as its only result when that is the value's only reader, or as a
+    group (one cuDNN graph); an 8-bit one (INT8 or FP8) also its operands' dequantizations. Any
+    of them takes the dequantization of an 8-bit residual (cloned when other ops read it) and
+    the next 8-bit conv's quantization, as its only result when that is the value's only reader, or as a
     second result beside the value when other steps read it too. Layer norms form `norm`
     groups with the elementwise ops computing their input and the conversions of their result
     whose elementwise readers they take.

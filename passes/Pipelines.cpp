@@ -114,21 +114,24 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
     insert.type = options.quantization->type;
     insert.method = options.quantization->method;
     insert.keep.assign(options.quantization->keep.begin(), options.quantization->keep.end());
-    // FP8: linear layers (cuBLASLt's FP8 GEMMs take one scale per operand); INT8: convolutions
-    // (cuDNN's INT8 convolutions scale per output channel). What codegen runs in 8 bits.
+    // What codegen runs in 8 bits. Convolutions in both: cuDNN's INT8 and FP8 convolutions
+    // scale per output channel in their epilogue. FP8 also linear layers, whose weights get
+    // one scale (cuBLASLt's FP8 GEMMs take one per operand); INT8 GEMMs are not implemented.
     bool fp8 = options.quantization->type == "fp8";
-    insert.quantizeOps.push_back(fp8 ? "kiln.matmul" : "kiln.conv");
-    insert.perTensorWeights = fp8;
+    insert.quantizeOps.push_back("kiln.conv");
+    if (fp8) {
+      insert.quantizeOps.push_back("kiln.matmul");
+      insert.perTensorWeightOps.push_back("kiln.matmul");
+    }
     // The first layer sees the raw data: quantizing ViT-B/16's patch embedding (the image) to
     // E4M3 moved its output from cosine 0.9952 to 0.9947 against fp32 (H100, batch 64). INT8
     // keeps 7 bits of the image where E4M3 keeps 3 of each value: int8 plans quantize a first
-    // conv that cuDNN's INT8 kernels run well (ResNet-50's 16-channel stem is not one:
-    // whyNoInt8Conv keeps it bf16).
+    // conv that cuDNN's INT8 kernels run (ResNet-50's stem once its channel pad is widened).
     insert.keepFirst = fp8;
-    // INT8 residuals: a ResNet block's conv3 graph reads the int8 block input (scaled in the
-    // graph) and writes only int8, where a bf16 residual made it read 2 bytes a value and write
-    // both the bf16 value and its int8 quantization for the next block.
-    insert.residuals = !fp8;
+    // 8-bit residuals: a ResNet block's conv3 graph reads the 8-bit block input (scaled in the
+    // graph) and writes only 8 bits, where a bf16 residual made it read 2 bytes a value and
+    // write both the bf16 value and its quantization for the next block.
+    insert.residuals = true;
     func.addPass(createInsertQuantization(insert));
     FoldQuantizationOptions fold;
     fold.dropUnfoldable = true;

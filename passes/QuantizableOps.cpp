@@ -14,6 +14,10 @@
 
 namespace kiln {
 
+bool isConvQuantizedElement(mlir::Type element) {
+  return element.isSignlessInteger(8) || element.isSignedInteger(8) || llvm::isa<mlir::Float8E4M3FNType>(element);
+}
+
 bool isQuantizableOp(mlir::Operation *op) { return mlir::isa<ConvOp, ConvTransposeOp, MatMulOp, GemmOp>(op); }
 
 std::optional<int64_t> weightChannelAxis(mlir::Operation *op) {
@@ -66,16 +70,15 @@ namespace {
 
 mlir::RankedTensorType tensorType(mlir::Value value) { return llvm::cast<mlir::RankedTensorType>(value.getType()); }
 
-bool readsInt8(DequantizeOp dq) {
-  mlir::Type stored = tensorType(dq.getInput()).getElementType();
-  return stored.isSignlessInteger(8) || stored.isSignedInteger(8);
-}
+mlir::Type storedElement(DequantizeOp dq) { return tensorType(dq.getInput()).getElementType(); }
+
 
 } // namespace
 
-std::optional<std::string> whyNoInt8ConvOnceChannelsLast(ConvOp conv, DequantizeOp input, DequantizeOp weight) {
-  if (!readsInt8(input) || !readsInt8(weight))
-    return std::string("8-bit float (FP8) convolutions are not implemented (INT8 only)");
+std::optional<std::string> whyNoQuantizedConvOnceChannelsLast(ConvOp conv, DequantizeOp input, DequantizeOp weight) {
+  if (!isConvQuantizedElement(storedElement(input)) || storedElement(input) != storedElement(weight))
+    return std::string("its input and weight are not both int8 or both float8e4m3fn (what cuDNN's 8-bit "
+                       "convolutions read)");
   if (!isPerTensorQuantization(input))
     return std::string("its input's scale is per channel; the convolution takes one input scale");
   if (!isPerTensorQuantization(weight) && weight.getAxis() != 0)
@@ -86,32 +89,34 @@ std::optional<std::string> whyNoInt8ConvOnceChannelsLast(ConvOp conv, Dequantize
     return std::string("its weight is computed at run time, not a constant");
   auto x = tensorType(conv.getInput());
   if (x.getRank() != 4)
-    return std::string("it is not a 2-d convolution (cuDNN's INT8 kernels are 2-d, NHWC)");
+    return std::string("it is not a 2-d convolution (cuDNN's 8-bit kernels are 2-d, NHWC)");
   if (conv.getGroup() != 1)
     return std::string("it has ") + std::to_string(conv.getGroup()) +
-           " groups (cuDNN's INT8 kernels take one; depthwise convolutions stay in their float type)";
+           " groups (cuDNN's 8-bit kernels take one; depthwise convolutions stay in their float type)";
   int64_t c = conv.getChannelsLast() ? x.getShape().back() : x.getShape()[1];
   int64_t k = tensorType(conv.getWeight()).getShape().front();
-  if (c % kInt8ConvOutputChannelMultiple != 0 || k % kInt8ConvOutputChannelMultiple != 0)
+  if (c % kQuantizedConvOutputChannelMultiple != 0 || k % kQuantizedConvOutputChannelMultiple != 0)
     return "C = " + std::to_string(c) + " or K = " + std::to_string(k) + " is not a multiple of " +
-           std::to_string(kInt8ConvOutputChannelMultiple) + ", as cuDNN's INT8 convolutions need";
-  // Hopper's 8-bit MMA takes 32 input channels a step: with 16, cuDNN offers only a fallback
-  // engine (ResNet-50's space-to-depth stem, C = 16: 3.9 ms in INT8 against 0.99 in bf16, H100).
-  if (c % kInt8ConvInputChannelMultiple != 0)
-    return "C = " + std::to_string(c) + " is not a multiple of " + std::to_string(kInt8ConvInputChannelMultiple) +
-           ": cuDNN's INT8 kernels for it are slower than bf16's";
+           std::to_string(kQuantizedConvOutputChannelMultiple) + ", as cuDNN's 8-bit convolutions need";
+  // Hopper's 8-bit MMA (int8 and E4M3) takes 32 input channels a step: with 16, cuDNN offers
+  // only a fallback engine (ResNet-50's space-to-depth stem, C = 16: 3.9 ms in INT8 against
+  // 0.99 in bf16, H100). Zero-padding that stem to 32 channels did not pay either: 2.65 ms in
+  // INT8 (4 engines) against 0.98 (b256, H100, bench/conv8_probe.cpp).
+  if (c % kQuantizedConvInputChannelMultiple != 0)
+    return "C = " + std::to_string(c) + " is not a multiple of " + std::to_string(kQuantizedConvInputChannelMultiple) +
+           ": cuDNN's 8-bit kernels for it are slower than bf16's";
   return std::nullopt;
 }
 
-std::optional<std::string> whyNoInt8Conv(ConvOp conv, DequantizeOp input, DequantizeOp weight) {
-  if (std::optional<std::string> why = whyNoInt8ConvOnceChannelsLast(conv, input, weight))
+std::optional<std::string> whyNoQuantizedConv(ConvOp conv, DequantizeOp input, DequantizeOp weight) {
+  if (std::optional<std::string> why = whyNoQuantizedConvOnceChannelsLast(conv, input, weight))
     return why;
   if (!conv.getChannelsLast())
-    return std::string("it is not a channels-last convolution (cuDNN's INT8 kernels are NHWC)");
+    return std::string("it is not a channels-last convolution (cuDNN's 8-bit kernels are NHWC)");
   return std::nullopt;
 }
 
-bool isImportedInt8ConvWeight(DequantizeOp weight) {
+bool isImportedQuantizedConvWeight(DequantizeOp weight) {
   if (!weight.getInput().getDefiningOp<ConstantOp>() || weight->use_empty())
     return false;
   return llvm::all_of(weight->getUses(), [&](mlir::OpOperand &use) {
@@ -119,7 +124,7 @@ bool isImportedInt8ConvWeight(DequantizeOp weight) {
     if (!conv || use.getOperandNumber() != 1)
       return false;
     auto input = conv.getInput().getDefiningOp<DequantizeOp>();
-    return input && !whyNoInt8ConvOnceChannelsLast(conv, input, weight);
+    return input && !whyNoQuantizedConvOnceChannelsLast(conv, input, weight);
   });
 }
 
@@ -161,13 +166,13 @@ bool isImportedQuantizedOp(mlir::Operation *op) {
       !op->getOperand(0).getDefiningOp<DequantizeOp>())
     return false;
   auto weight = op->getOperand(1).getDefiningOp<DequantizeOp>();
-  return weight && (llvm::isa<ConvOp>(op) ? isImportedInt8ConvWeight(weight) : isImportedFp8GemmWeight(weight));
+  return weight && (llvm::isa<ConvOp>(op) ? isImportedQuantizedConvWeight(weight) : isImportedFp8GemmWeight(weight));
 }
 
 std::optional<QuantizedConv> matchQuantizedConv(ConvOp conv) {
   auto input = conv.getInput().getDefiningOp<DequantizeOp>();
   auto weight = conv.getWeight().getDefiningOp<DequantizeOp>();
-  if (!input || !weight || !input->hasOneUse() || !weight->hasOneUse() || whyNoInt8Conv(conv, input, weight))
+  if (!input || !weight || !input->hasOneUse() || !weight->hasOneUse() || whyNoQuantizedConv(conv, input, weight))
     return std::nullopt;
   return QuantizedConv{input, weight};
 }

@@ -48,29 +48,34 @@ std::optional<QuantizedLinearLayer> matchQuantizedLinearLayer(MatMulOp matmul);
 /// quantization.
 bool isConstantWeight(DequantizeOp weight);
 
-/// The channel counts cuDNN's INT8 NHWC convolutions take: output channels a multiple of 16,
-/// input channels a multiple of 32 (Hopper's 8-bit MMA steps over 32; with 16 only a slow
-/// fallback engine runs).
-inline constexpr int64_t kInt8ConvOutputChannelMultiple = 16;
-inline constexpr int64_t kInt8ConvInputChannelMultiple = 32;
+/// The channel counts cuDNN's 8-bit (INT8, FP8 E4M3) NHWC convolutions take: output channels a
+/// multiple of 16, input channels a multiple of 32 (Hopper's 8-bit MMA steps over 32; with 16
+/// only a slow fallback engine runs).
+inline constexpr int64_t kQuantizedConvOutputChannelMultiple = 16;
+inline constexpr int64_t kQuantizedConvInputChannelMultiple = 32;
 
-/// Why `conv` of dequantized `input` and `weight` is no INT8 convolution cuDNN runs; nullopt
-/// when it is one: int8 on both sides with zero points 0, the input per tensor, the weight a
-/// constant per tensor or per output channel, a channels-last 2-d convolution of one group
-/// whose input and output channels are multiples of 16 (what cuDNN's INT8 NHWC kernels take).
-std::optional<std::string> whyNoInt8Conv(ConvOp conv, DequantizeOp input, DequantizeOp weight);
+/// Whether `element` is what a quantized convolution reads: int8 (cuDNN's INT8 kernels, int32
+/// sums) or float8e4m3fn (its FP8 kernels, f32 sums).
+bool isConvQuantizedElement(mlir::Type element);
 
-/// whyNoInt8Conv but for the layout: what keeps `conv` from an INT8 kernel even once it runs
+/// Why `conv` of dequantized `input` and `weight` is no 8-bit convolution cuDNN runs; nullopt
+/// when it is one: int8 on both sides or E4M3 on both sides (isConvQuantizedElement), zero
+/// points 0, the input per tensor, the weight a constant per tensor or per output channel, a
+/// channels-last 2-d convolution of one group, C a multiple of 32 and K of 16 (what cuDNN's
+/// 8-bit NHWC kernels take).
+std::optional<std::string> whyNoQuantizedConv(ConvOp conv, DequantizeOp input, DequantizeOp weight);
+
+/// whyNoQuantizedConv but for the layout: what keeps `conv` from an 8-bit kernel even once it runs
 /// channels last (channels read from the layout it has now). An imported QDQ model's convs are
 /// judged by it before kiln-convert-layout has run.
-std::optional<std::string> whyNoInt8ConvOnceChannelsLast(ConvOp conv, DequantizeOp input, DequantizeOp weight);
+std::optional<std::string> whyNoQuantizedConvOnceChannelsLast(ConvOp conv, DequantizeOp input, DequantizeOp weight);
 
-/// Whether `weight` dequantizes a constant (an imported QDQ model's int8 weight) that only
-/// convolutions read, as their weight, each with a dequantized input and fit for an INT8 kernel
-/// once channels last (whyNoInt8ConvOnceChannelsLast). kiln-fold-constants keeps such a
-/// dequantization, so the weight stays int8 with the model's scales; a weight any other op reads
+/// Whether `weight` dequantizes a constant (an imported QDQ model's int8 or E4M3 weight) that only
+/// convolutions read, as their weight, each with a dequantized input and fit for an 8-bit kernel
+/// once channels last (whyNoQuantizedConvOnceChannelsLast). kiln-fold-constants keeps such a
+/// dequantization, so the weight stays 8-bit with the model's scales; a weight any other op reads
 /// folds into float values as before.
-bool isImportedInt8ConvWeight(DequantizeOp weight);
+bool isImportedQuantizedConvWeight(DequantizeOp weight);
 
 /// Whether `weight` dequantizes a 2-d E4M3 constant (an imported QDQ model's FP8 linear-layer
 /// weight, one scale, zero point 0) that only gemms (trans_a false, alpha and beta 1) and matmuls
@@ -80,12 +85,12 @@ bool isImportedFp8GemmWeight(DequantizeOp weight);
 
 /// Whether `op` is a conv, gemm or matmul of an imported QDQ model that keeps its 8-bit weight
 /// for an 8-bit kernel: a dequantized input, and a weight whose dequantization
-/// kiln-fold-constants kept (isImportedInt8ConvWeight, isImportedFp8GemmWeight).
+/// kiln-fold-constants kept (isImportedQuantizedConvWeight, isImportedFp8GemmWeight).
 bool isImportedQuantizedOp(mlir::Operation *op);
 
-/// A conv in the form kiln-fold-quantization leaves an INT8 convolution in, ready for a `conv`
+/// A conv in the form kiln-fold-quantization leaves an 8-bit convolution in, ready for a `conv`
 /// group to take both dequantizations: conv(dequantize(x8), dequantize(w8)), channels last,
-/// each dequantize used by this conv alone, whyNoInt8Conv finding nothing. std::nullopt
+/// each dequantize used by this conv alone, whyNoQuantizedConv finding nothing. std::nullopt
 /// otherwise.
 struct QuantizedConv {
   DequantizeOp input;

@@ -5,12 +5,13 @@
 // storage is N,H,W,C and K,R,S,C/g: exactly how cuDNN takes an NHWC tensor, dims in NCHW order
 // with NHWC strides. Groups follow from x's channels over w's.
 //
-// INT8 (int8 x and w): the convolution sums in int32, each output channel's sum is multiplied
-// by the step's `scale` (s_x * s_w[k]), the epilogue runs in f32 on float bias and residual,
-// and y is int8, the value multiplied by `yScale` (1 / s_y) and rounded, or a float type
-// (bench/conv8_probe.cpp measured these graphs on ResNet-50's shapes). A float convolution may
-// write int8 the same way (yScale; a first layer kept in bf16 feeding INT8 convolutions). An int8
-// residual (residualScale) is multiplied by its scale before the add.
+// INT8 (int8 x and w) or FP8 (E4M3 x and w): the convolution sums in int32 (INT8) or f32 (FP8),
+// each output channel's sum is multiplied by the step's `scale` (s_x * s_w[k]), the epilogue
+// runs in f32 on float bias and residual, and y is 8-bit (int8 or E4M3), the value multiplied
+// by `yScale` (1 / s_y) and rounded, or a float type (bench/conv8_probe.cpp measured both kinds
+// of graph on ResNet-50's shapes). A float convolution may write 8 bits the same way (yScale;
+// a first layer kept in bf16 feeding 8-bit convolutions). An 8-bit residual (residualScale) is
+// multiplied by its scale before the add.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,7 @@ fe::DataType_t feType(plan::DType type) {
   case plan::DType::BF16: return fe::DataType_t::BFLOAT16;
   case plan::DType::F16: return fe::DataType_t::HALF;
   case plan::DType::I8: return fe::DataType_t::INT8;
+  case plan::DType::F8E4M3FN: return fe::DataType_t::FP8_E4M3;
   default: return fe::DataType_t::FLOAT;
   }
 }
@@ -104,6 +106,7 @@ public:
                               .set_stride(s.strides)
                               .set_dilation(s.dilations)
                               .set_compute_data_type(int8() ? fe::DataType_t::INT32 : fe::DataType_t::FLOAT));
+    // INT8 sums are int32 and FP8 ones f32; either is scaled per output channel.
     auto pointwise = [&](std::shared_ptr<fe::graph::Tensor_attributes> a, fe::PointwiseMode_t mode,
                          std::shared_ptr<fe::graph::Tensor_attributes> b = nullptr) {
       auto options = fe::graph::Pointwise_attributes().set_mode(mode).set_compute_data_type(fe::DataType_t::FLOAT);
@@ -117,15 +120,15 @@ public:
                                 .set_relu_upper_clip(hi)
                                 .set_compute_data_type(fe::DataType_t::FLOAT));
     };
-    if (int8()) {
+    if (int8())
       y->set_data_type(fe::DataType_t::INT32);
+    if (quantized())
       y = pointwise(y, fe::PointwiseMode_t::MUL, tensor("scale", kScale, {1, s.yShape[1], 1, 1}, fe::DataType_t::FLOAT));
-    }
     if (s.bias)
       y = pointwise(y, fe::PointwiseMode_t::ADD, tensor("bias", kBias, {1, s.yShape[1], 1, 1}, typeOf(*s.bias)));
     if (s.residual) {
       auto residual = tensor("residual", kResidual, s.yShape, typeOf(*s.residual));
-      // An int8 residual: its values times its scale, in f32.
+      // An 8-bit residual: its values times its scale, in f32.
       if (s.residualScale)
         residual = pointwise(residual, fe::PointwiseMode_t::MUL,
                              tensor("residual_scale", kResidualScale, {1, 1, 1, 1}, fe::DataType_t::FLOAT));
@@ -206,9 +209,11 @@ public:
 
 private:
   bool int8() const { return plan_.buffers[step_.x].dtype == plan::DType::I8; }
-  /// Whether the graph reads or writes int8: an INT8 convolution, or a float one with an int8
-  /// output or residual.
-  bool eightBit() const { return int8() || step_.yScale || step_.residualScale; }
+  /// An INT8 or FP8 convolution: 8-bit x and w, their sums scaled per output channel.
+  bool quantized() const { return plan::isQuantizedConvType(plan_.buffers[step_.x].dtype); }
+  /// Whether the graph reads or writes 8 bits: an 8-bit convolution, or a float one with an
+  /// 8-bit output or residual.
+  bool eightBit() const { return quantized() || step_.yScale || step_.residualScale; }
 
   const plan::Plan &plan_;
   plan::ConvStep step_;
@@ -238,13 +243,14 @@ StatusOr<std::unique_ptr<CudnnGraphRunner>> ConvGraph::create(const plan::Plan &
                                                   " but the plan has " + std::to_string(plan.buffers.size()));
   if (!s.channelsLast || s.transpose || s.xShape.size() != 4 || s.wShape.size() != 4 || s.yShape.size() != 4)
     return Status(StatusCode::kInvalidPlan, label + ": cuDNN graphs run channels-last 2-d forward convolutions only");
-  // validatePlan checked the types (PlanValidate.cpp): one float type, or INT8 with its scales;
-  // either may write int8 (yScale).
+  // validatePlan checked the types (PlanValidate.cpp): one float type, or INT8 or FP8 with its
+  // scales; either may write 8 bits (yScale).
   plan::DType type = plan.buffers[s.x].dtype;
-  if (type != plan::DType::F32 && type != plan::DType::F16 && type != plan::DType::BF16 && type != plan::DType::I8)
-    return Status(StatusCode::kInvalidPlan, label + ": cuDNN convolutions take f32, f16, bf16 or int8");
-  if (type == plan::DType::I8 && !s.scale)
-    return Status(StatusCode::kInvalidPlan, label + ": an int8 convolution without its scale");
+  if (type != plan::DType::F32 && type != plan::DType::F16 && type != plan::DType::BF16 &&
+      !plan::isQuantizedConvType(type))
+    return Status(StatusCode::kInvalidPlan, label + ": cuDNN convolutions take f32, f16, bf16, int8 or f8e4m3fn");
+  if (plan::isQuantizedConvType(type) && !s.scale)
+    return Status(StatusCode::kInvalidPlan, label + ": an 8-bit convolution without its scale");
   return std::make_unique<CudnnGraphRunner>(std::make_unique<ConvGraphSpec>(plan, s), label);
 #endif
 }

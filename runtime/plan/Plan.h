@@ -73,6 +73,9 @@ size_t dtypeBytes(DType type);
 std::string_view dtypeName(DType type);
 std::optional<DType> parseDType(std::string_view name);
 bool isFloat(DType type);
+/// Whether cuDNN's 8-bit convolutions read (and may write) `type`: int8 (INT8 kernels, int32
+/// sums) or f8e4m3fn (FP8 kernels, f32 sums).
+bool isQuantizedConvType(DType type);
 /// Bytes of a dense tensor; nullopt for a negative dimension, an unknown type or a size that
 /// does not fit 64 bits.
 std::optional<uint64_t> denseBytes(std::span<const int64_t> shape, DType dtype);
@@ -257,15 +260,16 @@ struct ConvStep {
   std::optional<uint32_t> bias;     // K (or output channels) elements, added per channel
   std::optional<uint32_t> residual; // channels-last only: y's shape, added after bias
   // y = act(conv(x, w) + bias + residual), the sum in fp32, rounded once to y's type.
-  // INT8 (channels-last only): x and w are int8 and their int32 sums are multiplied by `scale`
-  // (K f32: x's quantization scale times w's of each output channel) before the bias. y is
-  // int8 with `yScale` (one f32, the reciprocal of y's quantization scale: y =
+  // INT8 or FP8 (channels-last only): x and w are both int8 (summed in int32) or both
+  // f8e4m3fn (summed in f32), and the sums are multiplied by `scale` (K f32: x's quantization
+  // scale times w's of each output channel) before the bias. y is 8-bit (int8 or f8e4m3fn)
+  // with `yScale` (one f32, the reciprocal of y's quantization scale: y =
   // saturate(round(value * yScale)), half to even), or without it a float type. With
-  // `yQuantized` (int8, y's shape) an INT8 convolution writes both: y as a float type and its
-  // value quantized with yScale (a ResNet block's output: the next residual and the next INT8
-  // convolution's input). A float convolution (channels last) may write int8 the same way.
-  // With `residualScale` (one f32) the residual is int8, multiplied by it before the add (a
-  // ResNet block's input, kept in int8 between blocks).
+  // `yQuantized` (8-bit, y's shape) a convolution writes both: y as a float type and its value
+  // quantized with yScale (a ResNet block's output: the next residual and the next 8-bit
+  // convolution's input). A float convolution (channels last) may write 8 bits the same way.
+  // With `residualScale` (one f32) the residual is 8-bit, multiplied by it before the add (a
+  // ResNet block's input, kept in 8 bits between blocks).
   std::optional<uint32_t> scale;
   std::optional<uint32_t> yScale;
   std::optional<uint32_t> yQuantized;

@@ -60,6 +60,8 @@ bool isFloat(DType type) {
          type == DType::F8E4M3FN;
 }
 
+bool isQuantizedConvType(DType type) { return type == DType::I8 || type == DType::F8E4M3FN; }
+
 std::optional<uint64_t> denseBytes(std::span<const int64_t> shape, DType dtype) {
   uint64_t total = dtypeBytes(dtype);
   if (total == 0)

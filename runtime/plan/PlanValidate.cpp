@@ -340,78 +340,92 @@ private:
            (!g.bias || checkOperand(where, "bias", *g.bias, mulChecked(g.n, dtypeBytes(cb)), false));
   }
 
-  /// x, w, y and bias share one of f32, f16, bf16; or (INT8, channels last) x and w are int8
-  /// with their f32 scale, bias and residual float. Either kind of channels-last convolution may
-  /// write y as int8 with its f32 yScale, or a float y and its int8 quantization (yQuantized).
+  /// x, w, y and bias share one of f32, f16, bf16; or (8-bit, channels last) x and w are both
+  /// int8 or both f8e4m3fn, with their f32 scale, bias and residual float. Either kind of
+  /// channels-last convolution may write y in 8 bits (int8 or f8e4m3fn) with its f32 yScale, or
+  /// a float y and its 8-bit quantization (yQuantized).
   bool checkConvTypes(const std::string &where, const ConvStep &c) {
     DType x = typeOf(c.x);
     if (!checkResidualScale(where, c))
       return false;
-    if (x == DType::I8)
-      return checkInt8ConvTypes(where, c) && checkConvOutputTypes(where, c);
+    if (isQuantizedConvType(x))
+      return checkQuantizedConvTypes(where, c) && checkConvOutputTypes(where, c);
     if (c.scale)
-      return fail(where + ": scale goes with int8 operands, and x (" + bufferLabel(c.x) + ") is " +
+      return fail(where + ": scale goes with 8-bit (int8, f8e4m3fn) operands, and x (" + bufferLabel(c.x) + ") is " +
                   std::string(dtypeName(x)));
     if (!isLibraryType(x))
       return fail(where + ": x (" + bufferLabel(c.x) + ") is " + std::string(dtypeName(x)) +
-                  "; cuDNN steps take f32, f16, bf16 or (channels last) int8 operands");
+                  "; cuDNN steps take f32, f16, bf16 or (channels last) int8 or f8e4m3fn operands");
     std::string rule = "x is " + std::string(dtypeName(x)) + " and a convolution's operands share one type";
-    bool int8Y = typeOf(c.y) == DType::I8;
-    bool quantizedY = int8Y || c.yScale || c.yQuantized;
+    bool eightBitY = isQuantizedConvType(typeOf(c.y));
+    bool quantizedY = eightBitY || c.yScale || c.yQuantized;
     if (quantizedY && !c.channelsLast)
-      return fail(where + ": int8 outputs (yScale, yQuantized) are channels last (cuDNN graphs)");
-    return checkType(where, "w", c.w, x, rule) && (int8Y || checkType(where, "y", c.y, x, rule)) &&
+      return fail(where + ": 8-bit outputs (yScale, yQuantized) are channels last (cuDNN graphs)");
+    return checkType(where, "w", c.w, x, rule) && (eightBitY || checkType(where, "y", c.y, x, rule)) &&
            (!c.bias || checkType(where, "bias", *c.bias, x, rule)) &&
            (!c.residual || c.residualScale || checkType(where, "residual", *c.residual, x, rule)) &&
            (!quantizedY || checkConvOutputTypes(where, c));
   }
 
-  /// An int8 residual (channels last) comes with its residualScale (one f32), and only it.
+  /// An 8-bit residual (channels last) comes with its residualScale (one f32), and only it.
   bool checkResidualScale(const std::string &where, const ConvStep &c) {
-    bool int8Residual = c.residual && typeOf(*c.residual) == DType::I8;
+    bool eightBitResidual = c.residual && isQuantizedConvType(typeOf(*c.residual));
     if (!c.residualScale) {
-      if (int8Residual)
-        return fail(where + ": an int8 residual needs its residualScale (its quantization scale, one f32)");
+      if (eightBitResidual)
+        return fail(where + ": an 8-bit residual (" + std::string(dtypeName(typeOf(*c.residual))) +
+                    ") needs its residualScale (its quantization scale, one f32)");
       return true;
     }
-    if (!int8Residual || !c.channelsLast)
-      return fail(where + ": residualScale goes with an int8 residual of a channels-last convolution");
+    if (!eightBitResidual || !c.channelsLast)
+      return fail(where + ": residualScale goes with an 8-bit residual of a channels-last convolution");
     return checkType(where, "residualScale", *c.residualScale, DType::F32, "the residual's scale is f32") &&
            checkOperand(where, "residualScale", *c.residualScale, 4, false);
   }
 
-  /// y and its int8 forms: an int8 y with its yScale (1 / s_y, one f32), or a float y, alone or
-  /// with its quantization yQuantized (int8, y's shape) and yScale.
+  /// y and its 8-bit forms: an 8-bit y with its yScale (1 / s_y, one f32), or a float y, alone
+  /// or with its quantization yQuantized (int8 or f8e4m3fn, y's shape) and yScale.
   bool checkConvOutputTypes(const std::string &where, const ConvStep &c) {
     DType y = typeOf(c.y);
-    if (c.yQuantized && (y == DType::I8 || !c.yScale))
+    bool eightBitY = isQuantizedConvType(y);
+    if (c.yQuantized && (eightBitY || !c.yScale))
       return fail(where + ": yQuantized goes with a float y and a yScale");
-    if (c.yQuantized && (!checkType(where, "yQuantized", *c.yQuantized, DType::I8, "y quantized is int8") ||
-                         !checkOperand(where, "yQuantized", *c.yQuantized, denseBytes(c.yShape, DType::I8), true)))
-      return false;
-    if (y == DType::I8 || c.yQuantized) {
+    if (c.yQuantized) {
+      DType q = typeOf(*c.yQuantized);
+      if (!isQuantizedConvType(q))
+        return fail(where + ": yQuantized (" + bufferLabel(*c.yQuantized) + ") is " + std::string(dtypeName(q)) +
+                    " but y quantized is int8 or f8e4m3fn");
+      if (!checkOperand(where, "yQuantized", *c.yQuantized, denseBytes(c.yShape, q), true))
+        return false;
+    }
+    if (eightBitY || c.yQuantized) {
       if (!c.yScale)
-        return fail(where + ": an int8 y needs its yScale (the reciprocal of its quantization scale, one f32)");
+        return fail(where + ": an 8-bit y needs its yScale (the reciprocal of its quantization scale, one f32)");
       if (!checkType(where, "yScale", *c.yScale, DType::F32, "y's scale is f32") ||
           !checkOperand(where, "yScale", *c.yScale, 4, false))
         return false;
     } else if (c.yScale) {
-      return fail(where + ": yScale goes with an int8 y, and y (" + bufferLabel(c.y) + ") is " +
+      return fail(where + ": yScale goes with an 8-bit y, and y (" + bufferLabel(c.y) + ") is " +
                   std::string(dtypeName(y)));
     }
-    if (y != DType::I8 && !isLibraryType(y))
+    if (!eightBitY && !isLibraryType(y))
       return fail(where + ": y (" + bufferLabel(c.y) + ") is " + std::string(dtypeName(y)) +
-                  "; a convolution writes int8, f32, f16 or bf16");
+                  "; a convolution writes int8, f8e4m3fn, f32, f16 or bf16");
     return true;
   }
 
-  bool checkInt8ConvTypes(const std::string &where, const ConvStep &c) {
+  /// INT8 (int8 x and w, int32 sums) or FP8 (f8e4m3fn x and w, f32 sums): channels last, the
+  /// weight of x's type, the K f32 scales, float bias and residual (or an 8-bit residual).
+  bool checkQuantizedConvTypes(const std::string &where, const ConvStep &c) {
+    DType x = typeOf(c.x);
+    std::string kind = x == DType::I8 ? "int8" : "FP8";
     if (!c.channelsLast)
-      return fail(where + ": int8 convolutions are channels last (cuDNN's INT8 kernels are NHWC)");
-    if (!checkType(where, "w", c.w, DType::I8, "x is int8 and so is an INT8 convolution's weight"))
+      return fail(where + ": " + kind + " convolutions are channels last (cuDNN's INT8 and FP8 kernels are NHWC)");
+    if (!checkType(where, "w", c.w, x,
+                   "x is " + std::string(dtypeName(x)) + " and so is an 8-bit convolution's weight"))
       return false;
     if (!c.scale)
-      return fail(where + ": an int8 convolution needs its scale (K f32: x's scale times w's per output channel)");
+      return fail(where + ": an " + kind +
+                  " convolution needs its scale (K f32: x's scale times w's per output channel)");
     if (!checkType(where, "scale", *c.scale, DType::F32, "the dequantization scales are f32") ||
         !checkOperand(where, "scale", *c.scale, mulChecked(c.yShape[1], 4), false))
       return false;
@@ -419,8 +433,8 @@ private:
                                 {"residual", c.residual}})
       if (buffer && !isLibraryType(typeOf(*buffer)) && !(std::string_view(role) == "residual" && c.residualScale))
         return fail(where + ": the " + role + " (" + bufferLabel(*buffer) + ") is " +
-                    std::string(dtypeName(typeOf(*buffer))) + "; an int8 convolution adds f32, f16 or bf16 ones, or an "
-                    "int8 residual with its residualScale");
+                    std::string(dtypeName(typeOf(*buffer))) + "; an 8-bit convolution adds f32, f16 or bf16 ones, or "
+                    "an 8-bit residual with its residualScale");
     return true;
   }
 

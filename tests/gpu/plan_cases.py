@@ -1,5 +1,5 @@
 """What the GPU checkers of small modules share (check_attention.py, check_conv_graphs.py,
-check_fp8_gemms.py, check_int8_convs.py): running a plan on the GPU and the same module in the
+check_fp8_gemms.py, check_8bit_convs.py): running a plan on the GPU and the same module in the
 interpreter, calibrating and judging 8-bit plans, and the case loop.
 
 A checker gives main() its title, its cases (tuples whose first item is the case's name) and
@@ -25,6 +25,8 @@ def run(cmd):
 # Extra `kiln run` flags for every GPU run (main's --run-flags: --no-graph runs the steps one by
 # one, which tells a fault of CUDA-graph replay from a kernel's).
 RUN_FLAGS = []
+# The precision main's --precision chose, for a checker that takes several (check_8bit_convs.py).
+PRECISION = [None]
 
 
 def gpu_and_interpreter(kiln, work, name, plan, module, precision, inputs, output, eval_args=()):
@@ -113,10 +115,14 @@ def check_8bit_plan(kiln, work, name, plan, model, precision, table, x, flags=()
     return None
 
 
-def main(title, doc, cases, check_case):
-    """Parses --kiln and --compile-only, runs every case, prints one line each and a total;
-    the exit code: 0, 1 on any failure, 77 without a GPU unless --compile-only."""
+def main(title, doc, cases, check_case, precisions=()):
+    """Parses --kiln and --compile-only (and --precision, one of `precisions`, the first by
+    default, into PRECISION), runs every case, prints one line each and a total; the exit code:
+    0, 1 on any failure, 77 without a GPU unless --compile-only."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    if precisions:
+        parser.add_argument("--precision", choices=precisions, default=precisions[0],
+                            help="the plans' precision (default: %(default)s)")
     parser.add_argument("--kiln", required=True)
     parser.add_argument("--compile-only", action="store_true", help="check only the plans, on any machine")
     parser.add_argument("--only", help="comma-separated case names to run (default: all)")
@@ -127,6 +133,9 @@ def main(title, doc, cases, check_case):
                         help="extra `kiln run` flags, space-separated (--no-graph: the steps one by one)")
     args = parser.parse_args()
     RUN_FLAGS[:] = args.run_flags.split()
+    if precisions:
+        PRECISION[0] = args.precision
+        title = f"{args.precision} {title}"
     if not args.compile_only and not gpu_present():
         print(f"{title}: SKIPPED (no CUDA device)")
         return SKIP_EXIT_CODE

@@ -183,7 +183,8 @@ def main():
         check(r.returncode == 0 and eight.get("precision") == "int8",
               f"a generous budget on a CNN chooses int8 ({eight.get('precision')}: {r.stderr.strip()[-300:]})")
         check("int8" in tried and "fp8" in tried and tried["int8"]["within_budget"] and
-              "(100% of multiply-adds in 8 bits)" in tried["int8"]["what"] and "(0% of" in tried["fp8"]["what"],
+              # fp8 plans keep the first layer (the conv reading the image) and quantize the other.
+              "(100% of multiply-adds in 8 bits)" in tried["int8"]["what"] and "(50% of" in tried["fp8"]["what"],
               f"the report lists the 8-bit candidates with their 8-bit share ({list(t['what'] for t in eight.get('trials', []))})")
         r = run([args.kiln, "inspect", cnn_plan])
         convs = [line for line in r.stdout.splitlines() if line.startswith("step ") and " conv " in line]

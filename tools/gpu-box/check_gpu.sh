@@ -51,10 +51,13 @@ while [ $# -gt 0 ]; do
       python3 tests/gpu/check_conv_graphs.py --kiln "$STAGE/kiln" > "$OUT/conv-graphs.log" 2>&1 || status=1
       tail -n 20 "$OUT/conv-graphs.log" ;;
     --8bit)
-      # FP8 linear layers and INT8 convolutions against the interpreter.
-      for check in fp8_gemms int8_convs; do
-        python3 tests/gpu/check_$check.py --kiln "$STAGE/kiln" > "$OUT/$check.log" 2>&1 || status=1
-        tail -n 12 "$OUT/$check.log"
+      # FP8 linear layers, INT8 and FP8 convolutions against the interpreter.
+      for check in "fp8_gemms" "8bit_convs int8" "8bit_convs fp8"; do
+        read -r script precision <<< "$check"
+        log="$OUT/$script${precision:+_$precision}.log"
+        python3 tests/gpu/check_$script.py --kiln "$STAGE/kiln" ${precision:+--precision "$precision"} > "$log" 2>&1 \
+          || status=1
+        tail -n 12 "$log"
       done ;;
     --bench|--accuracy)
       which=$1

@@ -5,6 +5,7 @@
 // the group reads and writes int8. Others are remarked, or with drop-unfoldable read their
 // unquantized operands again.
 // RUN: kiln-opt %s --kiln-fold-quantization 2>&1 | FileCheck %s
+// RUN: kiln-opt %s --kiln-fold-quantization 2>&1 | FileCheck %s --check-prefix=MIXED
 // RUN: kiln-opt %s --kiln-fold-quantization=drop-unfoldable 2>&1 | FileCheck %s --check-prefix=DROP
 // RUN: kiln-opt %s --kiln-fold-quantization --kiln-form-fusion-groups 2>&1 | FileCheck %s --check-prefix=GROUP
 
@@ -124,4 +125,44 @@ func.func @residual_bf16_result(%x: tensor<2x4x4x32xbf16>, %rq: tensor<2x4x4x16x
   %a = kiln.add %c, %rd : (tensor<2x4x4x16xbf16>, tensor<2x4x4x16xbf16>) -> tensor<2x4x4x16xbf16>
   %r = kiln.relu %a : tensor<2x4x4x16xbf16>
   return %r : tensor<2x4x4x16xbf16>
+}
+
+// FP8: a conv of two E4M3 dequantizations is the same 8-bit conv group, E4M3 in and out with
+// an E4M3 residual; a conv mixing int8 and E4M3 is none (remark), and an E4M3 quantization
+// stays after a max pool (the pooling kernels have no E4M3 -inf; an int8 one moves above it).
+// MIXED: remark: 8-bit convolution runs as its Q/DQ ops and a bf16 convolution (fake quantization): its input and weight are not both int8 or both float8e4m3fn
+// GROUP-LABEL: func.func @fp8
+// GROUP: kiln.fusion_group "conv"({{.*}}) : ({{.*}}tensor<2x4x4x32xf8E4M3FN>{{.*}}tensor<2x4x4x16xf8E4M3FN>{{.*}}) -> tensor<2x4x4x16xf8E4M3FN>
+// GROUP: kiln.dequantize {{.*}} -> tensor<2x4x4x32xf32>
+// GROUP: %[[RD8:.*]] = kiln.dequantize {{.*}} -> tensor<2x4x4x16xf32>
+// GROUP: kiln.dequantize {{.*}} -> tensor<16x1x1x32xf32>
+// GROUP: %[[C8:.*]] = kiln.conv
+// GROUP: kiln.add %[[C8]], %[[RD8]]
+// GROUP: kiln.relu
+// GROUP: kiln.quantize {{.*}} -> tensor<2x4x4x16xf8E4M3FN>
+// GROUP: %[[P:.*]] = kiln.max_pool
+// GROUP: kiln.quantize %[[P]]
+func.func @fp8(%x: tensor<2x4x4x32xbf16>, %res: tensor<2x4x4x16xf8E4M3FN>) -> (tensor<2x4x4x16xf8E4M3FN>, tensor<2x4x4x16xbf16>, tensor<2x2x2x32xf8E4M3FN>) {
+  %s = kiln.constant dense<0.05> : tensor<bf16>
+  %z = kiln.constant dense<0.0> : tensor<f8E4M3FN>
+  %xq = kiln.quantize %x, %s, %z : (tensor<2x4x4x32xbf16>, tensor<bf16>, tensor<f8E4M3FN>) -> tensor<2x4x4x32xf8E4M3FN>
+  %xd = kiln.dequantize %xq, %s, %z : (tensor<2x4x4x32xf8E4M3FN>, tensor<bf16>, tensor<f8E4M3FN>) -> tensor<2x4x4x32xbf16>
+  %ws = kiln.constant dense<0.01> : tensor<16xbf16>
+  %wz = kiln.constant dense<0.0> : tensor<16xf8E4M3FN>
+  %w = kiln.constant dense<0.25> : tensor<16x1x1x32xbf16>
+  %wq = kiln.quantize %w, %ws, %wz {axis = 0 : i64} : (tensor<16x1x1x32xbf16>, tensor<16xbf16>, tensor<16xf8E4M3FN>) -> tensor<16x1x1x32xf8E4M3FN>
+  %wd = kiln.dequantize %wq, %ws, %wz {axis = 0 : i64} : (tensor<16x1x1x32xf8E4M3FN>, tensor<16xbf16>, tensor<16xf8E4M3FN>) -> tensor<16x1x1x32xbf16>
+  %rd = kiln.dequantize %res, %s, %z : (tensor<2x4x4x16xf8E4M3FN>, tensor<bf16>, tensor<f8E4M3FN>) -> tensor<2x4x4x16xbf16>
+  %c = kiln.conv %xd, %wd {channels_last = true, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x4x32xbf16>, tensor<16x1x1x32xbf16>) -> tensor<2x4x4x16xbf16>
+  %a = kiln.add %c, %rd : (tensor<2x4x4x16xbf16>, tensor<2x4x4x16xbf16>) -> tensor<2x4x4x16xbf16>
+  %r = kiln.relu %a : tensor<2x4x4x16xbf16>
+  %q = kiln.quantize %r, %s, %z : (tensor<2x4x4x16xbf16>, tensor<bf16>, tensor<f8E4M3FN>) -> tensor<2x4x4x16xf8E4M3FN>
+  // int8 input, E4M3 weight: no 8-bit conv.
+  %iz = kiln.constant dense<0> : tensor<i8>
+  %xq8 = kiln.quantize %x, %s, %iz : (tensor<2x4x4x32xbf16>, tensor<bf16>, tensor<i8>) -> tensor<2x4x4x32xi8>
+  %xd8 = kiln.dequantize %xq8, %s, %iz : (tensor<2x4x4x32xi8>, tensor<bf16>, tensor<i8>) -> tensor<2x4x4x32xbf16>
+  %m = kiln.conv %xd8, %wd {channels_last = true, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x4x32xbf16>, tensor<16x1x1x32xbf16>) -> tensor<2x4x4x16xbf16>
+  %p = kiln.max_pool %x {channels_last = true, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<2x4x4x32xbf16>) -> tensor<2x2x2x32xbf16>
+  %pq = kiln.quantize %p, %s, %z : (tensor<2x2x2x32xbf16>, tensor<bf16>, tensor<f8E4M3FN>) -> tensor<2x2x2x32xf8E4M3FN>
+  return %q, %m, %pq : tensor<2x4x4x16xf8E4M3FN>, tensor<2x4x4x16xbf16>, tensor<2x2x2x32xf8E4M3FN>
 }

@@ -7,7 +7,7 @@
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json" 2>&1 | FileCheck %s
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json" 2>&1 | FileCheck %s --check-prefix=RESHAPE
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json method=percentile type=fp8 keep=MatMul" 2>&1 | FileCheck %s --check-prefix=FP8
-// RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json ops=kiln.conv per-tensor-weights" 2>&1 | FileCheck %s --check-prefix=OPS
+// RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json ops=kiln.conv per-tensor-weight-ops=kiln.conv" 2>&1 | FileCheck %s --check-prefix=OPS
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json keep-first" 2>&1 | FileCheck %s --check-prefix=FIRST
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json" --kiln-fold-constants -o %t/q.mlir
 // RUN: kiln eval %t/q.mlir --output-dir %t/out > /dev/null
@@ -44,8 +44,8 @@
 // FP8: kiln.constant dense<0.00283482135> : tensor<f32>
 // FP8: kiln.quantize %arg0, {{.*}} -> tensor<1x2x2x2xf8E4M3FN>
 
-// ops= quantizes only the ops named (no remark for the others); per-tensor-weights gives the
-// weight one scale, its largest channel's (1.27 / 127).
+// ops= quantizes only the ops named (no remark for the others); per-tensor-weight-ops gives the
+// conv's weight one scale, its largest channel's (1.27 / 127).
 // OPS-NOT: remark
 // OPS: kiln.constant dense<0.00999999977> : tensor<f32>
 // OPS-NEXT: kiln.constant dense<0> : tensor<i8>

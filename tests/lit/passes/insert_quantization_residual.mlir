@@ -2,7 +2,7 @@
 // INT8 kernels will run adds (after the conv's bias add, if any) is read through its own
 // quantization, one pair shared with every other reader of that value; a residual without a
 // calibrated range stays as it is, with a remark, and so does the residual of a conv that goes
-// back to bf16 (16 input channels: whyNoInt8Conv), silently. Without the option the adds read
+// back to bf16 (16 input channels: whyNoQuantizedConv), silently. Without the option the adds read
 // their residuals as they are.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python -c "import json; act = lambda n, t: {'name': n, 'count': 1, 'non_finite': 0, 'min': -t, 'max': t, 'thresholds': {'minmax': t, 'percentile': t, 'entropy': t}}; json.dump({'format': 'kiln-calibration-1', 'model': 'm.onnx', 'compiler': 'test', 'samples': 1, 'method': 'minmax', 'percentile': 99.99, 'activations': [act('x', 2.54), act('r', 1.27), act('v', 1.0), act('s', 1.0)], 'weights': []}, open('%t/calib.json', 'w'))"

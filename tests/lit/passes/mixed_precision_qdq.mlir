@@ -5,7 +5,7 @@
 // weight's DequantizeLinear already folded, as constant folding leaves it): its activations'
 // quantize/dequantize stay kernels around float ops, and a remark says so, with the form INT8
 // kernels take and what runs 8-bit GEMMs.
-// CHECK: remark: the model's 1 QuantizeLinear and 1 DequantizeLinear (QDQ format): no convolution reads int8 in the form INT8 kernels take ({{.*}}C a multiple of 32 and K of 16: onnxruntime's quantize_static writes it with extra_options ActivationSymmetric), and no linear layer E4M3 in the form FP8 GEMMs take ({{.*}}); the other quantizations run as kernels of their own around float ops{{.*}}--precision fp8 --calibration for FP8 linear layers
+// CHECK: remark: the model's 1 QuantizeLinear and 1 DequantizeLinear (QDQ format): no convolution reads int8 or E4M3 in the form 8-bit kernels take ({{.*}}C a multiple of 32 and K of 16: onnxruntime's quantize_static writes it with extra_options ActivationSymmetric), and no linear layer E4M3 in the form FP8 GEMMs take ({{.*}}); the other quantizations run as kernels of their own around float ops{{.*}}--precision fp8 --calibration for FP8 linear layers
 func.func @qdq_conv(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %s = kiln.constant dense<0.02> : tensor<f32>
   %z = kiln.constant dense<0> : tensor<i8>

@@ -12,7 +12,7 @@
 // RUN: kiln-opt %s --kiln-pipeline="precision=bf16 force-precision=kiln.conv=bf16" 2>/dev/null | FileCheck %s --check-prefix=OVERRIDE
 
 // CHECK: remark: 8-bit convolution runs as its Q/DQ ops around a float convolution (fake quantization; its weight folds into float values): C = 8 or K = 16 is not a multiple of 16
-// CHECK: remark: the model's 3 QuantizeLinear and 4 DequantizeLinear (QDQ format): 1 convolution keeps its int8 inputs, weights and scales for INT8 kernels
+// CHECK: remark: the model's 3 QuantizeLinear and 4 DequantizeLinear (QDQ format): 1 convolution keeps its 8-bit inputs, weights and scales for INT8 or FP8 kernels
 // CHECK-LABEL: func.func @main(%arg0
 // CHECK: %[[X:.*]] = kiln.transpose %{{.*}} {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x32x4x4xi8>) -> tensor<2x4x4x32xi8>
 // CHECK: kiln.fusion_group "conv"(%{{.*}}, %{{.*}}, %{{.*}}, %[[X]], {{.*}}) : (tensor<16x1x1x32xi8>, tensor<16xf32>, tensor<16xi8>, tensor<2x4x4x32xi8>, {{.*}}) -> tensor<2x4x4x16xi8>

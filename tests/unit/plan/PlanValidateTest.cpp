@@ -30,14 +30,16 @@ KernelStep &kernel(Plan &p, size_t step) { return std::get<KernelStep>(p.steps[s
 CopyStep &copy(Plan &p) { return std::get<CopyStep>(p.steps[3].params); }
 
 /// Makes f32 buffers int8 of the same bytes (the last axis 4x longer), input 0 with buffer 0.
-void int8Buffers(Plan &p, std::initializer_list<size_t> buffers) {
+/// Makes f32 `buffers` 8-bit (int8 or f8e4m3fn), four times the elements in the same bytes.
+void eightBitBuffers(Plan &p, std::initializer_list<size_t> buffers, DType type) {
   for (size_t b : buffers) {
-    p.buffers[b].dtype = DType::I8;
+    p.buffers[b].dtype = type;
     p.buffers[b].shape.back() *= 4;
     if (b == p.inputs[0].buffer)
-      p.inputs[0].dtype = DType::I8, p.inputs[0].shape = p.buffers[b].shape;
+      p.inputs[0].dtype = type, p.inputs[0].shape = p.buffers[b].shape;
   }
 }
+void int8Buffers(Plan &p, std::initializer_list<size_t> buffers) { eightBitBuffers(p, buffers, DType::I8); }
 
 const BreakCase kCases[] = {
     // The ONNX values a step completes: a name per buffer, buffers that exist.
@@ -172,7 +174,7 @@ const BreakCase kCases[] = {
      },
      "step 5 '/bmm/MatMul' (kiln.matmul): C (buffer 8 'y') is i32 but D is f32 and C must have D's type"},
     {"ConvUnsupportedType", [](Plan &p) { p.buffers[0].dtype = p.inputs[0].dtype = DType::I32; },
-     "step 0 '/conv1/Conv' (kiln.conv): x (buffer 0 'x') is i32; cuDNN steps take f32, f16, bf16 or (channels last) int8 operands"},
+     "step 0 '/conv1/Conv' (kiln.conv): x (buffer 0 'x') is i32; cuDNN steps take f32, f16, bf16 or (channels last) int8 or f8e4m3fn operands"},
     {"ConvMixedTypes", [](Plan &p) { p.buffers[1].dtype = DType::F16, p.buffers[1].shape = {4, 3, 3, 3, 2}; },
      "step 0 '/conv1/Conv' (kiln.conv): w (buffer 1 'conv.w') is f16 but x is f32 and a convolution's operands "
      "share one type"},
@@ -181,22 +183,22 @@ const BreakCase kCases[] = {
 
     // INT8 convolutions: channels last, an int8 weight, their f32 scales.
     {"ConvScaleWithFloats", [](Plan &p) { conv(p, 0).scale = 2; },
-     "step 0 '/conv1/Conv' (kiln.conv): scale goes with int8 operands, and x (buffer 0 'x') is f32"},
+     "step 0 '/conv1/Conv' (kiln.conv): scale goes with 8-bit (int8, f8e4m3fn) operands, and x (buffer 0 'x') is f32"},
     // A float convolution writing int8 (a first layer kept in bf16 before INT8 convolutions).
     {"FloatConvInt8YChannelsFirst", [](Plan &p) { int8Buffers(p, {3}); },
-     "step 0 '/conv1/Conv' (kiln.conv): int8 outputs (yScale, yQuantized) are channels last"},
+     "step 0 '/conv1/Conv' (kiln.conv): 8-bit outputs (yScale, yQuantized) are channels last"},
     {"FloatConvInt8YWithoutYScale",
      [](Plan &p) {
        int8Buffers(p, {3});
        conv(p, 0).channelsLast = true;
      },
-     "step 0 '/conv1/Conv' (kiln.conv): an int8 y needs its yScale"},
+     "step 0 '/conv1/Conv' (kiln.conv): an 8-bit y needs its yScale"},
     {"FloatConvYScaleWithFloatY",
      [](Plan &p) {
        conv(p, 0).channelsLast = true;
        conv(p, 0).yScale = 2; // conv.b: f32
      },
-     "step 0 '/conv1/Conv' (kiln.conv): yScale goes with an int8 y, and y (buffer 3 'conv.y') is f32"},
+     "step 0 '/conv1/Conv' (kiln.conv): yScale goes with an 8-bit y, and y (buffer 3 'conv.y') is f32"},
     {"Int8ConvChannelsFirst", [](Plan &p) { int8Buffers(p, {0}); },
      "step 0 '/conv1/Conv' (kiln.conv): int8 convolutions are channels last"},
     {"Int8ConvWithoutScale",
@@ -211,7 +213,7 @@ const BreakCase kCases[] = {
        conv(p, 0).channelsLast = true;
        conv(p, 0).scale = 2; // conv.b: f32 [4], one per output channel
      },
-     "step 0 '/conv1/Conv' (kiln.conv): an int8 y needs its yScale"},
+     "step 0 '/conv1/Conv' (kiln.conv): an 8-bit y needs its yScale"},
     {"Int8ConvQuantizedWithoutYScale",
      [](Plan &p) {
        int8Buffers(p, {0, 1});
@@ -229,14 +231,14 @@ const BreakCase kCases[] = {
        p.metadata.arenaBytes += 256;
        conv(p, 0).residual = 12;
      },
-     "step 0 '/conv1/Conv' (kiln.conv): an int8 residual needs its residualScale"},
+     "step 0 '/conv1/Conv' (kiln.conv): an 8-bit residual (i8) needs its residualScale"},
     {"ResidualScaleWithFloatResidual",
      [](Plan &p) {
        conv(p, 0).channelsLast = true;
        conv(p, 0).residual = 4;
        conv(p, 0).residualScale = 2;
      },
-     "step 0 '/conv1/Conv' (kiln.conv): residualScale goes with an int8 residual of a channels-last convolution"},
+     "step 0 '/conv1/Conv' (kiln.conv): residualScale goes with an 8-bit residual of a channels-last convolution"},
 
     // Convolution geometry and buffers.
     {"ConvXTooSmall", [](Plan &p) { conv(p, 0).x = 2; },
@@ -464,6 +466,53 @@ TEST(PlanValidate, FloatConvMayWriteAndAddInt8) {
   conv(residual, 0).residualScale = 2;
   EXPECT_TRUE(validatePlan(residual).isOk()) << validatePlan(residual).toString();
   EXPECT_TRUE(parsePlan(serializePlan(residual)).isOk());
+}
+
+TEST(PlanValidate, Fp8ConvsTakeE4M3LikeInt8) {
+  // x and w f8e4m3fn with their K f32 scales (conv.b: f32 [4]), channels last, an f32 y.
+  auto fp8Conv = [] {
+    Plan plan = makeSamplePlan();
+    eightBitBuffers(plan, {0, 1}, DType::F8E4M3FN);
+    conv(plan, 0).channelsLast = true;
+    conv(plan, 0).scale = 2;
+    return plan;
+  };
+  Plan floatY = fp8Conv();
+  EXPECT_TRUE(validatePlan(floatY).isOk()) << validatePlan(floatY).toString();
+  EXPECT_TRUE(parsePlan(serializePlan(floatY)).isOk());
+  // An E4M3 y (a new buffer: conv.y is read by other steps) needs its yScale; with it, it
+  // validates, and so does an E4M3 residual with its scale.
+  Plan fp8Y = fp8Conv();
+  fp8Y.metadata.arenaBytes += 512;
+  fp8Y.buffers.push_back({"conv.q", MemorySpace::Arena, 5376, 256, DType::F8E4M3FN, {1, 4, 8, 8}}); // 12
+  fp8Y.buffers.push_back({"res", MemorySpace::Arena, 5632, 256, DType::F8E4M3FN, {1, 4, 8, 8}});    // 13
+  conv(fp8Y, 0).y = 12;
+  EXPECT_NE(validatePlan(fp8Y).message().find("an 8-bit y needs its yScale"), std::string::npos)
+      << validatePlan(fp8Y).toString();
+  conv(fp8Y, 0).yScale = 2;
+  EXPECT_TRUE(validatePlan(fp8Y).isOk()) << validatePlan(fp8Y).toString();
+  conv(fp8Y, 0).residual = 13;
+  EXPECT_NE(validatePlan(fp8Y).message().find("an 8-bit residual (f8e4m3fn) needs its residualScale"),
+            std::string::npos)
+      << validatePlan(fp8Y).toString();
+  conv(fp8Y, 0).residualScale = 2;
+  EXPECT_TRUE(validatePlan(fp8Y).isOk()) << validatePlan(fp8Y).toString();
+  EXPECT_TRUE(parsePlan(serializePlan(fp8Y)).isOk());
+  // One 8-bit type for x and w, the scales, channels last.
+  Plan mixed = fp8Conv();
+  mixed.buffers[1].dtype = DType::I8;
+  EXPECT_NE(validatePlan(mixed).message().find(
+                "w (buffer 1 'conv.w') is i8 but x is f8e4m3fn and so is an 8-bit convolution's weight"),
+            std::string::npos)
+      << validatePlan(mixed).toString();
+  Plan unscaled = fp8Conv();
+  conv(unscaled, 0).scale.reset();
+  EXPECT_NE(validatePlan(unscaled).message().find("an FP8 convolution needs its scale"), std::string::npos)
+      << validatePlan(unscaled).toString();
+  Plan channelsFirst = fp8Conv();
+  conv(channelsFirst, 0).channelsLast = false;
+  EXPECT_NE(validatePlan(channelsFirst).message().find("FP8 convolutions are channels last"), std::string::npos)
+      << validatePlan(channelsFirst).toString();
 }
 
 TEST(PlanValidate, ScratchIsAByteTensor) {
