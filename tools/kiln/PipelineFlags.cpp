@@ -62,15 +62,17 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
                          "fp16 with the fewest nodes in strict fp32 that keep the output error on\n"
                          "the calibration inputs within the budget;\n"
                          "fp8 (with --calibration calib.json): bf16, with linear\n"
-                         "layers (matmul/gemm of a constant weight) as FP8 E4M3 cuBLASLt GEMMs,\n"
-                         "activations scaled per tensor from the calibration file, weights per\n"
-                         "tensor; attention and convolutions stay bf16;\n"
-                         "int8 (with --calibration calib.json): bf16, with channels-last\n"
-                         "convolutions (one group, input channels a multiple of 32, output\n"
-                         "channels of 16) as INT8 cuDNN convolutions, activations and residuals\n"
-                         "per tensor, weights per output channel, int8 between consecutive INT8\n"
-                         "convolutions; linear layers, depthwise convolutions and attention stay\n"
-                         "bf16"),
+                         "layers (matmul/gemm of a constant weight) as FP8 E4M3 cuBLASLt GEMMs\n"
+                         "(weights per tensor) and channels-last convolutions (one group, input\n"
+                         "channels a multiple of 32, output channels of 16) as FP8 cuDNN\n"
+                         "convolutions (weights per output channel), activations and residuals\n"
+                         "scaled per tensor from the calibration file; the first layer (reading\n"
+                         "the network input), attention and depthwise convolutions stay bf16;\n"
+                         "int8 (with --calibration calib.json): bf16, with those convolutions as\n"
+                         "INT8 cuDNN convolutions, activations and residuals per tensor, weights\n"
+                         "per output channel; linear layers, depthwise convolutions and\n"
+                         "attention stay bf16. Both keep 8 bits between consecutive 8-bit\n"
+                         "convolutions"),
                 cl::sub(sub), cl::cat(categories.optimization)),
       strictFp32("strict-fp32",
                  cl::desc("fp32 ops that remain in a tf32, bf16 or fp16 plan use strict IEEE fp32,\n"
