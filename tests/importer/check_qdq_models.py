@@ -54,9 +54,10 @@ CONFIGS = {
     # E4M3 around the linear layers (onnxruntime calibrates float8 by distribution only).
     "fp8-linear-layers": dict(activation_type=QuantType.QFLOAT8E4M3FN, weight_type=QuantType.QFLOAT8E4M3FN,
                               op_types_to_quantize=["Gemm", "MatMul"], calibrate_method=CalibrationMethod.Distribution),
-    # E4M3 around the convolutions.
+    # E4M3 around the convolutions, weights per output channel.
     "fp8-convs": dict(activation_type=QuantType.QFLOAT8E4M3FN, weight_type=QuantType.QFLOAT8E4M3FN,
-                      op_types_to_quantize=["Conv"], calibrate_method=CalibrationMethod.Distribution),
+                      op_types_to_quantize=["Conv"], calibrate_method=CalibrationMethod.Distribution,
+                      per_channel=True),
 }
 
 
