@@ -3,6 +3,7 @@
 #include "codegen/kernels/DataMovementSource.h"
 
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -68,9 +69,18 @@ std::string decodeCoords(const std::vector<int64_t> &shape, const std::string &l
     if (shape[d] != 1)
       outermost = d;
   // Unsigned: the index is never negative, and unsigned division by a constant is a shorter
-  // multiply-shift sequence than the signed one.
+  // multiply-shift sequence than the signed one. 32 bits where every index of the shape fits:
+  // a 64-bit division by a constant is a multi-word multiply GPUs emulate, and a chain of such
+  // decodes made index math, not memory, the cost of data movement kernels.
+  uint64_t elements = 1;
+  bool narrow = true;
+  for (int64_t extent : shape) {
+    narrow = narrow && extent >= 0 && !__builtin_mul_overflow(elements, static_cast<uint64_t>(extent), &elements) &&
+             elements <= 0xFFFFFFFFull;
+  }
+  const char *type = narrow ? "unsigned" : "kiln_u64", *suffix = narrow ? "U" : "ULL";
   if (outermost >= 0)
-    os << "kiln_u64 " << prefix << "rem = (kiln_u64)(" << linear << ");\n";
+    os << type << " " << prefix << "rem = (" << type << ")(" << linear << ");\n";
   for (int64_t d = rank - 1; d >= 0; --d) {
     // Maps skip axes whose coordinate cannot matter; the attribute keeps NVRTC's log quiet.
     os << "[[maybe_unused]] const kiln_i64 " << prefix << d << " = ";
@@ -79,7 +89,8 @@ std::string decodeCoords(const std::vector<int64_t> &shape, const std::string &l
     else if (d == outermost)
       os << "(kiln_i64)" << prefix << "rem;\n";
     else
-      os << "(kiln_i64)(" << prefix << "rem % " << shape[d] << "ULL); " << prefix << "rem /= " << shape[d] << "ULL;\n";
+      os << "(kiln_i64)(" << prefix << "rem % " << shape[d] << suffix << "); " << prefix << "rem /= " << shape[d]
+         << suffix << ";\n";
   }
   return os.str();
 }

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/kernels/DataMovementSource.h"
 #include "codegen/kernels/KernelSource.h"
 #include "codegen/kernels/Nvrtc.h"
 
@@ -202,6 +203,18 @@ TEST(DataMovementKernels, TransposeTiledAndIndexMapped) {
   expectError(makeOp("transpose", {tensor(DType::F32, {2, 3})}, {tensor(DType::F32, {2, 3})}, {{"perm", Shape{1, 0}}}),
               "shape");
   expectError(makeOp("transpose", {tensor(DType::F32, {2, 3})}, {tensor(DType::F32, {3, 2})}), "perm");
+}
+
+TEST(DataMovementKernels, IndexDecodesUse32BitsWhereEveryIndexFits) {
+  // A 64-bit division by a constant is an emulated multi-word multiply on the GPU: shapes of
+  // at most 2^32 - 1 elements decode their linear index in 32 bits.
+  std::string small = datamovement::decodeCoords({256, 115, 115, 16}, "j", "c");
+  EXPECT_NE(small.find("unsigned crem = (unsigned)(j);"), std::string::npos) << small;
+  EXPECT_NE(small.find("crem % 16U"), std::string::npos) << small;
+  EXPECT_EQ(small.find("ULL"), std::string::npos) << small;
+  std::string large = datamovement::decodeCoords({2, 65536, 32768}, "j", "c"); // 2^32 elements
+  EXPECT_NE(large.find("kiln_u64 crem = (kiln_u64)(j);"), std::string::npos) << large;
+  EXPECT_NE(large.find("crem % 32768ULL"), std::string::npos) << large;
 }
 
 //===-- Concat, split -----------------------------------------------------===//
