@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# On the GPU box, after tools/gpu-box/stage.sh: 8-bit convolutions on the GPU, most important
+# first, each step with a time limit so a short device call still returns what it reached.
+#   1. tests/gpu/check_8bit_convs.py --precision fp8, then int8: conv plans against the interpreter
+#   2. QDQ models (tests/importer/check_qdq_models.py --gpu): the E4M3 and int8 conv block against
+#      onnxruntime, the E4M3 MLP (FP8 GEMMs)
+#   3. generated kernels at odd sizes against the interpreter (data movement among them)
+#   4. ResNet-50 b256 in bf16, fp8 and int8 beside torch.compile bf16 (bench/gpu_suite.py)
+# Logs and the suite's JSON go to $OUT.
+#   tools/gpu-box/check_8bit_convs.sh [seconds, default 560]
+set -uo pipefail
+source "$(dirname "$0")/box-env.sh" /tmp/kiln-8bit-convs
+export PYTHONUNBUFFERED=1
+budget=${1:-560}
+start=$SECONDS
+left() { echo $((budget - (SECONDS - start))); }
+status=0
+step() { # seconds cap, log name, command...
+  local cap=$1 log=$2
+  shift 2
+  local limit=$(left)
+  [ "$cap" -lt "$limit" ] && limit=$cap
+  if [ "$limit" -le 5 ]; then echo "== $log: no time left"; status=1; return; fi
+  echo "== $log (limit ${limit}s, t=$((SECONDS - start))s)"
+  timeout "$limit" "$@" > "$OUT/$log.log" 2>&1 || status=1
+  grep -v '^WARN' "$OUT/$log.log" | cut -c1-400 | tail -n 12
+}
+nvidia-smi --query-gpu=name --format=csv,noheader
+step 90 fp8-convs python3 tests/gpu/check_8bit_convs.py --kiln build-gpu/kiln --precision fp8
+step 90 int8-convs python3 tests/gpu/check_8bit_convs.py --kiln build-gpu/kiln --precision int8
+step 40 qdq-conv-block python3 tests/importer/check_qdq_models.py --kiln build-gpu/kiln --model conv_block \
+  --expect-int8-convs 3 --expect-fp8-convs 3 --work-dir "$WORK/conv_block" --gpu --configs int8-symmetric-activations,fp8-convs
+step 40 qdq-mlp python3 tests/importer/check_qdq_models.py --kiln build-gpu/kiln --model mlp --batch 64 \
+  --expect-fp8-gemms 2 --work-dir "$WORK/mlp" --gpu --configs fp8-linear-layers
+step 60 generated-kernels python3 tests/gpu/check_generated_kernels.py --kiln build-gpu/kiln
+step 300 bench python3 bench/gpu_suite.py --kiln build-gpu/kiln --results-dir "$OUT" --models resnet50:256 \
+  --precisions bf16,fp8,int8 --tag 8bit-convs-resnet50-b256
+echo "end (t=$((SECONDS - start))s, status $status)"
+exit $status
