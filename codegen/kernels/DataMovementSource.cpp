@@ -69,15 +69,10 @@ std::string decodeCoords(const std::vector<int64_t> &shape, const std::string &l
     if (shape[d] != 1)
       outermost = d;
   // Unsigned: the index is never negative, and unsigned division by a constant is a shorter
-  // multiply-shift sequence than the signed one. 32 bits where every index of the shape fits:
-  // a 64-bit division by a constant is a multi-word multiply GPUs emulate, and a chain of such
-  // decodes made index math, not memory, the cost of data movement kernels.
-  uint64_t elements = 1;
-  bool narrow = true;
-  for (int64_t extent : shape) {
-    narrow = narrow && extent >= 0 && !__builtin_mul_overflow(elements, static_cast<uint64_t>(extent), &elements) &&
-             elements <= 0xFFFFFFFFull;
-  }
+  // multiply-shift sequence than the signed one. 32 bits where every index of the shape fits
+  // (indexFitsIn32Bits): a chain of 64-bit decodes made index math, not memory, the cost of
+  // data movement kernels.
+  bool narrow = indexFitsIn32Bits(shape);
   const char *type = narrow ? "unsigned" : "kiln_u64", *suffix = narrow ? "U" : "ULL";
   if (outermost >= 0)
     os << type << " " << prefix << "rem = (" << type << ")(" << linear << ");\n";

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 
@@ -194,6 +195,15 @@ std::string literal(DType type, double value) {
   return isDouble ? text : "(float)" + text;
 }
 
+bool indexFitsIn32Bits(const std::vector<int64_t> &shape) {
+  uint64_t elements = 1;
+  for (int64_t extent : shape)
+    if (extent < 0 || __builtin_mul_overflow(elements, static_cast<uint64_t>(extent), &elements) ||
+        elements > 0xFFFFFFFFull)
+      return false;
+  return true;
+}
+
 int64_t product(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -227,6 +237,10 @@ std::string broadcastOffset(const std::vector<int64_t> &inShape, const std::vect
   std::vector<int64_t> outStrides = rowMajorStrides(outShape);
   std::vector<int64_t> inStrides = rowMajorStrides(inShape);
   size_t lead = outShape.size() - inShape.size();
+  // 32-bit division where every index fits (indexFitsIn32Bits).
+  bool narrow = indexFitsIn32Bits(outShape);
+  auto divisor = [&](int64_t value) { return narrow ? std::to_string(value) + "U" : literalInt(value); };
+  std::string index = narrow ? "(unsigned)(" + linear + ")" : linear;
   std::ostringstream expr;
   bool first = true;
   for (size_t d = lead; d < outShape.size(); ++d) {
@@ -234,12 +248,12 @@ std::string broadcastOffset(const std::vector<int64_t> &inShape, const std::vect
     if (inDim == 1)
       continue;
     // (linear / outStride) % outDim is the coordinate along d.
-    std::string coord = "(" + linear;
+    std::string coord = "(" + index;
     if (outStrides[d] != 1)
-      coord += " / " + literalInt(outStrides[d]);
+      coord += " / " + divisor(outStrides[d]);
     coord += ")";
     if (d != 0)
-      coord = "(" + coord + " % " + literalInt(outShape[d]) + ")";
+      coord = "(" + coord + " % " + divisor(outShape[d]) + ")";
     expr << (first ? "" : " + ") << coord;
     if (inStrides[d - lead] != 1)
       expr << " * " << literalInt(inStrides[d - lead]);

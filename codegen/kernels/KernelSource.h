@@ -28,6 +28,10 @@ std::string literalInt(int64_t value); // "-3LL"
 /// Row-major strides (in elements) of `shape`.
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
 int64_t product(const std::vector<int64_t> &shape);
+/// Whether every row-major index of `shape` fits 32 unsigned bits (at most 2^32 - 1 elements):
+/// its index math may then divide in 32 bits, where a 64-bit division by a constant is a
+/// multi-word multiply GPUs emulate.
+bool indexFitsIn32Bits(const std::vector<int64_t> &shape);
 
 /// Whether `shape` numpy-broadcasts (right-aligned) to `target`.
 bool broadcastsTo(const std::vector<int64_t> &shape, const std::vector<int64_t> &target);

@@ -46,8 +46,11 @@ TEST(Nvrtc, CompileErrorCarriesTheLog) {
 TEST(KernelSource, BroadcastOffset) {
   EXPECT_EQ(broadcastOffset({2, 3}, {2, 3}, "i"), "i");
   EXPECT_EQ(broadcastOffset({1}, {4, 5}, "i"), "0");
-  EXPECT_EQ(broadcastOffset({3}, {2, 3}, "i"), "(((i) % 3LL))");
-  EXPECT_EQ(broadcastOffset({2, 1}, {2, 3}, "i"), "((i / 3LL))");
+  // 32-bit division where every output index fits 32 bits, 64-bit beyond.
+  EXPECT_EQ(broadcastOffset({3}, {2, 3}, "i"), "((((unsigned)(i)) % 3U))");
+  EXPECT_EQ(broadcastOffset({2, 1}, {2, 3}, "i"), "(((unsigned)(i) / 3U))");
+  EXPECT_EQ(broadcastOffset({3}, {int64_t(1) << 31, 3}, "i"), "(((i) % 3LL))");
+  EXPECT_EQ(broadcastOffset({2, 1}, {2, int64_t(1) << 31}, "i"), "((i / 2147483648LL))");
 }
 
 } // namespace
