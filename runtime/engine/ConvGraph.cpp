@@ -166,6 +166,12 @@ public:
       output(pointwise(y, fe::PointwiseMode_t::IDENTITY), kY, s.y);
     if (s.yScale)
       y = pointwise(y, fe::PointwiseMode_t::MUL, tensor("y_scale", kYScale, {1, 1, 1, 1}, fe::DataType_t::FLOAT));
+    // E4M3 saturates at +-448 as the interpreter's quantize does (saturate), stated in the graph
+    // rather than left to how cuDNN converts a value beyond E4M3's range (E4M3FN has no
+    // infinity; an unsaturated conversion gives NaN).
+    plan::DType written = plan_.buffers[s.yQuantized ? *s.yQuantized : s.y].dtype;
+    if (s.yScale && written == plan::DType::F8E4M3FN)
+      y = clamp(y, -448.0f, 448.0f);
     if (s.yQuantized)
       output(y, kYQuantized, *s.yQuantized);
     else
