@@ -106,7 +106,6 @@ public:
                               .set_stride(s.strides)
                               .set_dilation(s.dilations)
                               .set_compute_data_type(int8() ? fe::DataType_t::INT32 : fe::DataType_t::FLOAT));
-    // INT8 sums are int32 and FP8 ones f32; either is scaled per output channel.
     auto pointwise = [&](std::shared_ptr<fe::graph::Tensor_attributes> a, fe::PointwiseMode_t mode,
                          std::shared_ptr<fe::graph::Tensor_attributes> b = nullptr) {
       auto options = fe::graph::Pointwise_attributes().set_mode(mode).set_compute_data_type(fe::DataType_t::FLOAT);
@@ -120,6 +119,7 @@ public:
                                 .set_relu_upper_clip(hi)
                                 .set_compute_data_type(fe::DataType_t::FLOAT));
     };
+    // INT8 sums are int32 and FP8 ones f32; either is scaled per output channel.
     if (int8())
       y->set_data_type(fe::DataType_t::INT32);
     if (quantized())
