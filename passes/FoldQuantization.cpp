@@ -125,8 +125,9 @@ struct FoldQuantizationPass : impl::FoldQuantizationBase<FoldQuantizationPass> {
   /// quantizes to 0, no longer wins its window), but the moves carry 8-bit values and the
   /// quantize can join what computes x, and the paddings and gathers before an INT8
   /// convolution move int8 (a quarter of the f32 bytes). Not through the max pool of a float
-  /// convolution's result (poolsFloatConv), nor an E4M3 quantization through a max pool (the
-  /// pooling kernels' -inf start has no E4M3 value: E4M3FN has no infinity).
+  /// convolution's result (poolsFloatConv), nor an E4M3 quantization through a max pool: the
+  /// generated pool kernels compile for E4M3 (they compare in f32 from -inf) but none has run
+  /// on a GPU against the interpreter yet, so E4M3 values are not pooled until one has.
   void sinkQuantizations(mlir::func::FuncOp func) {
     llvm::SmallVector<QuantizeOp> work;
     func.walk([&](QuantizeOp q) { work.push_back(q); });

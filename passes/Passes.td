@@ -169,7 +169,7 @@ def FoldQuantization : Pass<"kiln-fold-quantization", "mlir::func::FuncOp"> {
     A reshape or transpose of a per-tensor int8 or E4M3 activation's dequantization moves the
     8-bit values and is dequantized after (an imported QDQ model's conv then reads a dequantization
     where the layout pass transposed its dequantized input). Last, a per-tensor quantization with zero point 0 moves above the reshapes,
-    transposes, zero paddings and (int8 only: E4M3FN has no -infinity to start a max from) max
+    transposes, zero paddings and (int8 only: no E4M3 max pool has run on a GPU yet) max
     pools that only it reads (exact: quantization keeps order and maps 0 to 0), so those move
     8-bit values and the quantize joins what computes theirs.
   }];

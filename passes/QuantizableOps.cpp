@@ -72,7 +72,6 @@ mlir::RankedTensorType tensorType(mlir::Value value) { return llvm::cast<mlir::R
 
 mlir::Type storedElement(DequantizeOp dq) { return tensorType(dq.getInput()).getElementType(); }
 
-
 } // namespace
 
 std::optional<std::string> whyNoQuantizedConvOnceChannelsLast(ConvOp conv, DequantizeOp input, DequantizeOp weight) {

@@ -139,20 +139,13 @@ def make_mlp(path, batch):
     m.save(path, "mlp", nodes, [batch, 32], [batch, 32])
 
 
-def fp8_gemm_steps(kiln, plan):
-    """How many gemm steps of `plan` read E4M3 (FP8 GEMMs), from `kiln inspect`."""
-    text = subprocess.run([kiln, "inspect", plan], capture_output=True, text=True, check=True).stdout
-    return sum(1 for line in text.splitlines()
-               if line.startswith("step ") and " gemm " in line and re.search(r" a=[^ ]*:f8e4m3fn\[", line))
-
-
-def conv_steps_reading(element):
-    """How many conv steps of a plan read `element` (i8: INT8 convolutions; f8e4m3fn: FP8), from
-    `kiln inspect`: a function of (kiln, plan)."""
+def steps_reading(kind, operand, element):
+    """A function of (kiln, plan): how many `kind` steps (conv, gemm) of the plan read `operand`
+    (x, a) as `element` (i8, f8e4m3fn), from `kiln inspect`: INT8 or FP8 convolutions, FP8 GEMMs."""
     def count(kiln, plan):
         text = subprocess.run([kiln, "inspect", plan], capture_output=True, text=True, check=True).stdout
-        return sum(1 for line in text.splitlines()
-                   if line.startswith("step ") and " conv " in line and re.search(rf" x=[^ ]*:{element}\[", line))
+        return sum(1 for line in text.splitlines() if line.startswith("step ") and f" {kind} " in line and
+                   re.search(rf" {operand}=[^ ]*:{element}\[", line))
     return count
 
 
@@ -271,9 +264,10 @@ def main():
         # A bf16 plan too: the precision policy meets the model's Q/DQ types there.
         kiln("compile", qdq, "-o", os.path.join(opts.work_dir, config + ".bf16.kiln"), "--precision", "bf16", "--quiet")
         for expected_count, wanted_config, count, what in (
-                (opts.expect_int8_convs, "int8-symmetric-activations", conv_steps_reading("i8"), "INT8 convolutions"),
-                (opts.expect_fp8_convs, "fp8-convs", conv_steps_reading("f8e4m3fn"), "FP8 convolutions"),
-                (opts.expect_fp8_gemms, "fp8-linear-layers", fp8_gemm_steps, "FP8 GEMMs")):
+                (opts.expect_int8_convs, "int8-symmetric-activations", steps_reading("conv", "x", "i8"),
+                 "INT8 convolutions"),
+                (opts.expect_fp8_convs, "fp8-convs", steps_reading("conv", "x", "f8e4m3fn"), "FP8 convolutions"),
+                (opts.expect_fp8_gemms, "fp8-linear-layers", steps_reading("gemm", "a", "f8e4m3fn"), "FP8 GEMMs")):
             if not compiled or expected_count is None:
                 continue
             want = expected_count if config == wanted_config else 0

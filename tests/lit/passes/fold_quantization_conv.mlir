@@ -129,7 +129,7 @@ func.func @residual_bf16_result(%x: tensor<2x4x4x32xbf16>, %rq: tensor<2x4x4x16x
 
 // FP8: a conv of two E4M3 dequantizations is the same 8-bit conv group, E4M3 in and out with
 // an E4M3 residual; a conv mixing int8 and E4M3 is none (remark), and an E4M3 quantization
-// stays after a max pool (the pooling kernels have no E4M3 -inf; an int8 one moves above it).
+// stays after a max pool (no E4M3 pool kernel has run on a GPU yet; an int8 one moves above it).
 // MIXED: remark: 8-bit convolution runs as its Q/DQ ops and a bf16 convolution (fake quantization): its input and weight are not both int8 or both float8e4m3fn
 // GROUP-LABEL: func.func @fp8
 // GROUP: kiln.fusion_group "conv"({{.*}}) : ({{.*}}tensor<2x4x4x32xf8E4M3FN>{{.*}}tensor<2x4x4x16xf8E4M3FN>{{.*}}) -> tensor<2x4x4x16xf8E4M3FN>
