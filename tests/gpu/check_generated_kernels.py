@@ -152,8 +152,8 @@ def to_last(shape):
 
 
 def layout_module(op, shape_first, out_first, elem, attrs, last):
-    """One pool over [N, C, D...] (or [N, D..., C] with `last`), f32 at the edges: bf16 has no
-    numpy type, so a bf16 pool sits between casts (exact from bf16 to f32)."""
+    """One pool over [N, C, D...] (or [N, D..., C] with `last`), f32 at the edges: bf16 and E4M3
+    have no numpy type, so such a pool sits between casts (exact back to f32)."""
     in_shape, out_shape = (to_last(shape_first), to_last(out_first)) if last else (shape_first, out_first)
     attr_text = ", ".join(attrs + (["channels_last = true"] if last else []))
     attr_text = f" {{{attr_text}}}" if attr_text else ""
@@ -203,6 +203,18 @@ def channels_last_pool_cases():
                 name = f"pool_last_{op}_{elem}_" + "x".join(str(d) for d in shape)
                 out.append((name, layout_module(op, shape, out_shape, elem, [], True),
                             layout_module(op, shape, out_shape, elem, [], False)))
+    # E4M3 max pools (an fp8 plan's quantize may move above its max pool only once these pass:
+    # E4M3FN has no -inf, so the kernel starts from f32's and compares in f32). The casts to and
+    # from E4M3 round the same way on both sides, and a max is one of its inputs: exact.
+    for c in [13, 64, 72]:
+        shape = [2, c, 9, 11]
+        for tag, kernel, strides, dilations, pads, ceil, _ in windows:
+            out_shape = pool_shape(shape, kernel, strides, dilations, pads, ceil)
+            attrs = [f"kernel_shape = {arr(kernel)}", f"strides = {arr(strides)}",
+                     f"dilations = {arr(dilations)}", f"pads = {arr(pads)}"] + (["ceil_mode = true"] if ceil else [])
+            out.append((f"pool_last_max_pool_{tag}_f8E4M3FN_c{c}",
+                        layout_module("max_pool", shape, out_shape, "f8E4M3FN", attrs, True),
+                        layout_module("max_pool", shape, out_shape, "f8E4M3FN", attrs, False)))
     return out
 
 
