@@ -387,14 +387,25 @@ def calibrate(opts, name, batch, tag, onnx_path, feeds, rows, eight_bit):
     cal_dir = os.path.join(opts.work_dir, tag + "_cal")
     km.write_calibration_inputs(cal_feeds, cal_dir)
     table = os.path.join(opts.work_dir, tag + ".calib.json")
-    log(f"   kiln calibrate ({'batch-1 export, ' if batch != 1 else ''}4 inputs)")
-    code, _, err, _ = km.run_kiln(opts.kiln, ["calibrate", cal_onnx, "--calibration", cal_dir, "-o", table, "--quiet"],
-                                  opts.step_timeout)
+    log(f"   kiln calibrate ({'batch-1 export, ' if batch != 1 else ''}4 inputs, --device {opts.calibrate_device})")
+    command = ["calibrate", cal_onnx, "--calibration", cal_dir, "-o", table, "--quiet"]
+    code, _, err, _ = km.run_kiln(opts.kiln, command + ["--device", opts.calibrate_device], opts.step_timeout)
+    if code != 0 and opts.calibrate_device != "cpu":
+        # Recorded in the rows, not hidden: the plans are then calibrated by the interpreter.
+        for r in eight_rows:
+            r["calibrate_gpu_error"] = f"exit {code}: {km.error_tail(err)}"
+        log(f"   kiln calibrate --device {opts.calibrate_device} failed ({km.error_tail(err)}); "
+            "again on the interpreter (--device cpu)")
+        code, _, err, _ = km.run_kiln(opts.kiln, command + ["--device", "cpu"], opts.step_timeout)
     row["calibrate_s"] = round(time.perf_counter() - start, 1)
     if code != 0:
         for r in eight_rows:
             r["error"] = f"calibrate (exit {code}): {km.error_tail(err)}"
         return None
+    with open(table) as f:
+        measured_on = json.load(f).get("measured_on", "interpreter")
+    for r in eight_rows:
+        r["calibrated_on"] = measured_on
     return table
 
 
@@ -513,6 +524,9 @@ def parse_args(argv):
     parser.add_argument("--results-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     parser.add_argument("--compile-args", default="", help="more `kiln compile` options for every plan, "
                         "e.g. '--layout nhwc' (kept in the results header)")
+    parser.add_argument("--calibrate-device", choices=["auto", "gpu", "cpu"], default="auto",
+                        help="`kiln calibrate --device` for the 8-bit plans (default: auto, the GPU when there is "
+                             "one); a failed GPU calibration is recorded in the rows and redone on the interpreter")
     parser.add_argument("--tag", default="", help="suffix of the results file name, e.g. mixed-precision")
     parser.add_argument("--merge", nargs="+", metavar="JSON", help="merge these results files instead of running")
     opts = parser.parse_args(argv)
@@ -543,6 +557,7 @@ def main(argv=None):
     header = {"date": date, "gpu": gpu, "torch": torch.__version__, "iterations": opts.iterations,
               "warmup": opts.warmup, "precisions": opts.precisions, "tag": opts.tag,
               "compile_args": opts.compile_args,
+              "calibrate_device": opts.calibrate_device,
               "note": "gpu_ms: CUDA events (kiln: compute_ms around the CUDA-graph replay; torch: back-to-back "
                       "calls, inputs on the device); request_ms: host inputs to host outputs; accuracy against "
                       "onnxruntime fp32 CPU"}

@@ -76,6 +76,9 @@ bool fromJSON(const json::Value &value, CalibrationTable &table, json::Path path
     path.field("samples").report("expected a count of at least 0");
     return false;
   }
+  // Files from before the GPU calibration do not say: the interpreter measured them (the default).
+  if (!o.mapOptional("measured_on", table.measuredOn))
+    return false;
   table.method = *parsed;
   table.samples = (uint64_t)samples;
   return true;
@@ -129,6 +132,7 @@ json::Value toJSON(const CalibrationTable &table) {
                       {"model", table.model},
                       {"compiler", table.compiler},
                       {"samples", static_cast<int64_t>(table.samples)},
+                      {"measured_on", table.measuredOn},
                       {"method", calibrationMethodName(table.method)},
                       {"percentile", table.percent},
                       {"activations", std::move(activations)},

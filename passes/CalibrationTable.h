@@ -54,6 +54,7 @@ struct CalibrationTable {
   std::string model;                                     // the model's file name
   std::string compiler;                                  // the Kiln version that measured it
   uint64_t samples = 0;                                  // calibration inputs
+  std::string measuredOn = "interpreter";                // or the GPU's name (kiln calibrate --device)
   CalibrationMethod method = CalibrationMethod::Entropy; // the threshold the pass takes
   double percent = 99.99;                                // the percentile of |x| behind `percentile`
   std::vector<ActivationRange> activations;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 using namespace kiln;
@@ -133,6 +134,7 @@ CalibrationTable sampleTable() {
   table.model = "tiny.onnx";
   table.compiler = "test";
   table.samples = 3;
+  table.measuredOn = "NVIDIA H200";
   table.method = CalibrationMethod::Percentile;
   table.percent = 99.9;
   ActivationRange a;
@@ -156,6 +158,7 @@ TEST(CalibrationTable, RoundTripsExactly) {
   ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
   EXPECT_EQ(parsed->model, "tiny.onnx");
   EXPECT_EQ(parsed->samples, 3u);
+  EXPECT_EQ(parsed->measuredOn, "NVIDIA H200");
   EXPECT_EQ(parsed->method, CalibrationMethod::Percentile);
   EXPECT_EQ(parsed->percent, 99.9);
   ASSERT_EQ(parsed->activations.size(), 1u);
@@ -170,6 +173,17 @@ TEST(CalibrationTable, RoundTripsExactly) {
   EXPECT_EQ(parsed->weights[0].absMax, (std::vector<double>{0.5, 0.1, 1e-30}));
   // Printing again gives the same bytes.
   EXPECT_EQ(llvm::formatv("{0:2}", toJSON(*parsed)).str(), text);
+}
+
+TEST(CalibrationTable, FilesWithoutADeviceWereMeasuredByTheInterpreter) {
+  // Calibration files from before `kiln calibrate --device` have no "measured_on".
+  std::string text = llvm::formatv("{0}", toJSON(sampleTable())).str();
+  size_t at = text.find("\"measured_on\":\"NVIDIA H200\",");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.erase(at, std::strlen("\"measured_on\":\"NVIDIA H200\","));
+  auto parsed = parseCalibrationTable(text);
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_EQ(parsed->measuredOn, "interpreter");
 }
 
 TEST(CalibrationTable, RejectsOtherFilesWithTheField) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU box, after tools/gpu-box/stage.sh: 8-bit convolutions on the GPU, most important
 # first, each step with a time limit so a short device call still returns what it reached.
-#   1. tests/gpu/check_8bit_convs.py --precision fp8, then int8: conv plans against the interpreter
+#   1. tests/gpu/check_8bit_convs.py --precision fp8, then int8: conv plans against the interpreter,
+#      and between them `kiln calibrate --device gpu` against the interpreter's file
 #   2. QDQ models (tests/importer/check_qdq_models.py --gpu): the E4M3 and int8 conv block against
 #      onnxruntime, the E4M3 MLP (FP8 GEMMs)
 #   3. generated kernels at odd sizes against the interpreter (data movement among them)
@@ -27,6 +28,7 @@ step() { # seconds cap, log name, command...
 }
 nvidia-smi --query-gpu=name --format=csv,noheader
 step 90 fp8-convs python3 tests/gpu/check_8bit_convs.py --kiln build-gpu/kiln --precision fp8
+step 60 gpu-calibration python3 tests/gpu/check_gpu_calibration.py --kiln build-gpu/kiln
 step 90 int8-convs python3 tests/gpu/check_8bit_convs.py --kiln build-gpu/kiln --precision int8
 step 40 qdq-conv-block python3 tests/importer/check_qdq_models.py --kiln build-gpu/kiln --model conv_block \
   --expect-int8-convs 3 --expect-fp8-convs 3 --work-dir "$WORK/conv_block" --gpu --configs int8-symmetric-activations,fp8-convs

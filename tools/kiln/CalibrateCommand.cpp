@@ -1,7 +1,7 @@
 //===- CalibrateCommand.cpp - `kiln calibrate` -----------------------------===//
 //
-// Measures activation ranges for 8-bit quantization on the CPU reference interpreter and
-// writes them as a calibration file (passes/CalibrationTable.h).
+// Measures activation ranges for 8-bit quantization, on the GPU when there is one (else on the
+// CPU reference interpreter), and writes them as a calibration file (passes/CalibrationTable.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,8 +28,10 @@ namespace {
 namespace cl = llvm::cl;
 
 const char *const kCalibrateOverview =
-    R"(Measures what 8-bit quantization needs to know of a model: runs it in strict fp32 on the CPU
-reference interpreter over every calibration input and writes, as JSON:
+    R"(Measures what 8-bit quantization needs to know of a model: runs it in strict fp32 over every
+calibration input, on the GPU when the runtime finds a CUDA device (a plan of the same ops run
+step by step, each value copied back), else on the CPU reference interpreter (--device), and
+writes, as JSON:
 
   - for every floating-point ONNX value (graph inputs included), in evaluation order: its min
     and max, and three clipping thresholds of |x|: minmax (the largest |x|), percentile (the
@@ -41,8 +43,11 @@ reference interpreter over every calibration input and writes, as JSON:
 The values are those of the module `kiln compile` optimizes, in fp32 and without fusion:
 BatchNorms are folded into their convs, so a conv's weight and output are the folded ones.
 An 8-bit scale is threshold / 127 for int8 and threshold / 448 for float8e4m3fn; --method
-records which threshold the quantization pass takes. The same model, inputs and options give
-the same file, byte for byte, however many threads evaluate the inputs.
+records which threshold the quantization pass takes; "measured_on" says where the values were
+computed. On the interpreter (--device cpu), the same model, inputs and options give the same
+file, byte for byte, on any machine and however many threads evaluate the inputs. The GPU sums
+in another order, so its values, and at times a threshold, differ from the interpreter's by
+fp32 roundings; they are the same from run to run with the same tuned algorithms (timing cache).
 
 Calibration inputs are .npy files named after the model's inputs, in <dir> itself (one input)
 or in each of its subdirectories (one input each), as for `kiln compile --precision auto`.
@@ -54,7 +59,7 @@ Exit status: 0 on success, 1 when the model cannot be loaded or evaluated, 2 on 
 class CalibrateCommand : public Command {
 public:
   explicit CalibrateCommand(Categories &categories)
-      : Command("calibrate", "Measure activation ranges for 8-bit quantization (CPU interpreter)",
+      : Command("calibrate", "Measure activation ranges for 8-bit quantization (GPU, or CPU interpreter)",
                 kCalibrateOverview),
         model(sub, categories),
         calibration("calibration", cl::value_desc("dir"),
@@ -73,6 +78,16 @@ public:
                    cl::desc("The percentile of |x| behind the percentile threshold (above 0, at\n"
                             "most 100; default 99.99)"),
                    cl::sub(sub), cl::cat(categories.optimization)),
+        device("device", cl::desc("Where the calibration inputs are evaluated:"),
+               cl::values(clEnumValN(CalibrationDevice::Auto, "auto",
+                                     "the GPU when there is a usable CUDA device, else the CPU (default)"),
+                          clEnumValN(CalibrationDevice::Gpu, "gpu", "the GPU; an error without one"),
+                          clEnumValN(CalibrationDevice::Cpu, "cpu", "the reference interpreter")),
+               cl::init(CalibrationDevice::Auto), cl::sub(sub), cl::cat(categories.runtime)),
+        timingCache("timing-cache", cl::value_desc("file"),
+                    cl::desc("On the GPU: the runtime's timing cache for the calibration plan's\n"
+                             "convolutions (default: none, tuned in memory)"),
+                    cl::sub(sub), cl::cat(categories.runtime)),
         quiet("quiet", cl::desc("No progress or summary on stderr"), cl::sub(sub), cl::cat(categories.output)) {}
 
   int run() override;
@@ -88,6 +103,8 @@ private:
   cl::opt<std::string> output;
   cl::opt<CalibrationMethod> method;
   cl::opt<double> percentile;
+  cl::opt<CalibrationDevice> device;
+  cl::opt<std::string> timingCache;
   cl::opt<bool> quiet;
 };
 
@@ -120,6 +137,8 @@ int CalibrateCommand::run() {
   CalibrationRunOptions options;
   options.method = method;
   options.percentile = percentile;
+  options.device = device;
+  options.timingCache = timingCache == "none" ? "" : timingCache.getValue();
   options.model = llvm::sys::path::filename(model.path()).str();
   options.progress = [&](const std::string &line) { progress(line); };
   auto table = measureCalibration(**module, *samples, options);
@@ -132,8 +151,9 @@ int CalibrateCommand::run() {
   if (llvm::Error err = writeCalibrationTable(*table, output))
     return failure(llvm::toString(std::move(err)));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  progress(llvm::formatv("wrote {0}: {1} values, {2} weights, {3} input(s), {4:f1} s", output.getValue(),
-                         table->activations.size(), table->weights.size(), table->samples, seconds));
+  progress(llvm::formatv("wrote {0}: {1} values, {2} weights, {3} input(s) on the {4}, {5:f1} s", output.getValue(),
+                         table->activations.size(), table->weights.size(), table->samples, table->measuredOn,
+                         seconds));
   return kExitOk;
 }
 

@@ -1,6 +1,7 @@
 //===- CalibrationRun.cpp - activation ranges measured on calibration inputs ===//
 
 #include "CalibrationRun.h"
+#include "CalibrationOnGpu.h"
 #include "InterpreterRun.h"
 #include "ModelLoading.h"
 
@@ -10,6 +11,7 @@
 #include "passes/Pipelines.h"
 #include "passes/QuantizableOps.h"
 #include "passes/RangeHistogram.h"
+#include "runtime/Runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -30,9 +32,6 @@ namespace kiln::cli {
 namespace {
 
 using interp::Tensor;
-
-/// One sample's statistics, by ONNX value.
-using RangeMap = llvm::StringMap<RangeHistogram>;
 
 /// The ONNX values `func` computes in evaluation order, graph inputs first (only names).
 std::vector<std::string> valueOrder(mlir::func::FuncOp func) {
@@ -178,7 +177,29 @@ llvm::Expected<CalibrationTable> measureCalibration(mlir::ModuleOp imported, con
   if (!main)
     return main.takeError();
   mlir::func::FuncOp func = *main;
-  auto ranges = collect(func, samples, options.progress);
+  auto say = [&](const std::string &line) {
+    if (options.progress)
+      options.progress(line);
+  };
+  std::string measuredOn = "interpreter";
+  std::unique_ptr<Runtime> runtime;
+  if (options.device != CalibrationDevice::Cpu) {
+    std::string why;
+    runtime = openCalibrationDevice(options.timingCache, why);
+    if (!runtime && options.device == CalibrationDevice::Gpu)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--device gpu: " + why + "; calibrate with --device cpu (the interpreter) instead");
+    if (!runtime)
+      say(why + "; evaluating on the CPU interpreter");
+  }
+  llvm::Expected<RangeMap> ranges = RangeMap();
+  if (runtime) {
+    measuredOn = runtime->deviceName();
+    say("evaluating on the " + measuredOn + " (a strict-fp32 plan run step by step)");
+    ranges = collectRangesOnGpu(*runtime, func, samples, options.progress);
+  } else {
+    ranges = collect(func, samples, options.progress);
+  }
   if (!ranges)
     return ranges.takeError();
 
@@ -186,6 +207,7 @@ llvm::Expected<CalibrationTable> measureCalibration(mlir::ModuleOp imported, con
   table.model = options.model;
   table.compiler = KILN_VERSION;
   table.samples = samples.size();
+  table.measuredOn = measuredOn;
   table.method = options.method;
   table.percent = options.percentile;
   llvm::StringSet<> listed;

@@ -541,6 +541,9 @@ llvm::Expected<std::optional<std::pair<PipelineOptions::Quantization, double>>> 
   auto t0 = std::chrono::steady_clock::now();
   CalibrationRunOptions calibration;
   calibration.model = options_.model;
+  // The search judges every candidate in the interpreter; its ranges come from there too, so
+  // the choice is the same on any machine.
+  calibration.device = CalibrationDevice::Cpu;
   auto table = measureCalibration(imported_, samples_, calibration);
   if (!table)
     return table.takeError();

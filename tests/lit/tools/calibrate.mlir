@@ -1,14 +1,15 @@
-// `kiln calibrate`: activation ranges of the bundled tiny CNN over two calibration inputs, the
-// same as numpy finds in the inputs and in `kiln eval --dump` of each; the same bytes twice.
+// `kiln calibrate --device cpu`: activation ranges of the bundled tiny CNN over two calibration
+// inputs, the same as numpy finds in the inputs and in `kiln eval --dump` of each; the same bytes
+// twice.
 // RUN: rm -rf %t && mkdir -p %t/in/a %t/in/b %t/bad/a
 // RUN: %python -c "import numpy as np; [np.save('%t/in/%%s/image.npy' %% s, np.random.default_rng(k).standard_normal((2, 3, 32, 32)).astype(np.float32) * (k + 1)) for k, s in enumerate('ab')]"
-// RUN: kiln calibrate %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --calibration %t/in -o %t/c.json 2>&1 | FileCheck %s
+// RUN: kiln calibrate %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --calibration %t/in -o %t/c.json --device cpu 2>&1 | FileCheck %s
 // RUN: kiln eval %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --input image=%t/in/a/image.npy --dump %t/dump-a > /dev/null
 // RUN: kiln eval %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --input image=%t/in/b/image.npy --dump %t/dump-b > /dev/null
 // RUN: %python %S/Inputs/check_calibration.py %t/c.json %S/../../../examples/tiny_cnn.onnx %t/in %t/dump-a %t/dump-b
-// RUN: kiln calibrate %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --calibration %t/in -o %t/again.json --quiet --method minmax
+// RUN: kiln calibrate %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --calibration %t/in -o %t/again.json --quiet --method minmax --device cpu
 // RUN: %python -c "import json, sys; a, b = (json.load(open(p)) for p in sys.argv[1:]); assert b.pop('method') == 'minmax' and a.pop('method') == 'entropy' and a == b" %t/c.json %t/again.json
-// RUN: kiln calibrate %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --calibration %t/in -o %t/third.json --quiet && cmp %t/c.json %t/third.json
+// RUN: kiln calibrate %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --calibration %t/in -o %t/third.json --quiet --device cpu && cmp %t/c.json %t/third.json
 // The file drives an int8 evaluation; its value dump says so (kiln compare shows it).
 // RUN: kiln eval %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --input image=%t/in/a/image.npy --precision int8 --calibration %t/c.json --dump %t/dump-8 > /dev/null
 // RUN: kiln compare %t/dump-a %t/dump-8 | FileCheck %s --check-prefix=COMPARE
@@ -28,7 +29,7 @@
 // RUN: %python %S/Inputs/exit_status.py 1 kiln calibrate %S/../../../examples/tiny_cnn.onnx --shape image=1x3x32x32 --calibration %t/in -o %t/x.json 2>&1 | FileCheck %s --check-prefix=SHAPE
 
 // CHECK: kiln calibrate: evaluating 2 calibration input(s)
-// CHECK: kiln calibrate: wrote {{.*}}c.json: 10 values, 3 weights, 2 input(s)
+// CHECK: kiln calibrate: wrote {{.*}}c.json: 10 values, 3 weights, 2 input(s) on the interpreter
 // COMPARE: calibration: - -> {{.*}}c.json
 // COMPARE: precision: fp32 -> int8
 // KEEP: node 'conv2' (Conv): not quantized: keep=conv2
