@@ -138,6 +138,10 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
                " are not supported by the runtime (A and B one of f32, f16, bf16, f8e4m3fn; D A's type or f32, or "
                "for FP8 f32, f16, bf16, or f8e4m3fn with an f32 scaleD and 16-bit C and bias; C and bias D's type "
                "otherwise); recompile with another precision");
+  // An FP8 kernel writing f32 reads its bias as bf16 (cublasLt.h, BIAS_DATA_TYPE): not a plan's
+  // f32 bias.
+  if (fp8 && cd == plan::DType::F32 && s.bias)
+    return bad("an FP8 gemm writing f32 takes no bias (cuBLASLt reads it as bf16); recompile");
   // cuBLASLt runs FP8 only as TN (its A transposed: the plan's B stored [n, k]) with 16-byte rows.
   if (fp8 && (s.transA || !s.transB || s.k % 16 != 0 || s.n % 16 != 0))
     return bad("an FP8 gemm needs A [m, k] and B stored [n, k] (transA 0, transB 1) with k and n multiples of 16; "

@@ -302,6 +302,11 @@ private:
       if (!isLibraryType(d))
         return fail(where + ": D (" + bufferLabel(g.d) + ") is " + dType +
                     "; an FP8 gemm gives f32, f16, bf16, or f8e4m3fn with scaleD");
+      // cuBLASLt's FP8 kernels writing f32 read their bias as bf16 (cublasLt.h, BIAS_DATA_TYPE);
+      // an f32 bias there would be read as pairs of bf16 (seen on the H100: wrong values).
+      if (d == DType::F32 && g.bias)
+        return fail(where + ": an FP8 gemm writing f32 takes no bias (cuBLASLt reads it as bf16); the bias add "
+                            "is an elementwise step");
     } else if (d != a && d != DType::F32) {
       return fail(where + ": D (" + bufferLabel(g.d) + ") is " + dType + " but must have A's type (" + aType +
                   ") or f32");

@@ -91,8 +91,12 @@ def check_8bit_plan(kiln, work, name, plan, model, precision, table, x, flags=()
     None, or what is wrong.
     The GPU's library kernels accumulate and scale in their own order, so a value near a
     rounding boundary of a later quantization may round the other way; the bound is a quarter of
-    what quantization itself moves the output (against the fp32 evaluation), at least two bf16
-    ulps, so a wrong scale, layout or epilogue fails."""
+    what quantization itself moves the output (against the fp32 evaluation) for int8, half of it
+    for fp8, at least two bf16 ulps, so a wrong scale, layout or epilogue fails. E4M3 steps are
+    coarse relative ones (1/8 to 1/16 of a value) where int8's are 1/127 of the range, so one
+    intermediate rounding the other way moves the output by more of the quantization error: FP8
+    bottleneck blocks on the H100 came 0.27 and 0.28 of it from the interpreter (2026-12-07),
+    while fitting 0.995-0.998 * conv + 1.000 * residual (no scale wrong)."""
     outputs = gpu_and_interpreter(kiln, work, name, plan, model, precision, {"x": x}, "y", ["--calibration", table, *flags])
     if isinstance(outputs, str):
         return outputs
@@ -108,7 +112,7 @@ def check_8bit_plan(kiln, work, name, plan, model, precision, table, x, flags=()
     scale = np.abs(ref).max()
     err = np.abs(gpu.astype(np.float64) - ref).max() / scale
     quantization = np.abs(ref - exact).max() / scale
-    bound = max(0.25 * quantization, 2 * 2.0 ** -8)
+    bound = max((0.5 if precision == "fp8" else 0.25) * quantization, 2 * 2.0 ** -8)
     if err > bound:
         return (f"max |GPU - interpreter| / max |ref| = {err:.3g} > {bound:.3g} ({precision} vs fp32: "
                 f"{quantization:.3g})")
