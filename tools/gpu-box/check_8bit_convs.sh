@@ -34,6 +34,10 @@ step 40 qdq-conv-block python3 tests/importer/check_qdq_models.py --kiln build-g
   --expect-int8-convs 3 --expect-fp8-convs 3 --work-dir "$WORK/conv_block" --gpu --configs int8-symmetric-activations,fp8-convs
 step 40 qdq-mlp python3 tests/importer/check_qdq_models.py --kiln build-gpu/kiln --model mlp --batch 64 \
   --expect-fp8-gemms 2 --work-dir "$WORK/mlp" --gpu --configs fp8-linear-layers
+# The E4M3 max pools first (an fp8 plan's quantize may move above its max pool once they pass),
+# then every generated kernel (208 cases: more than a short call's 60 s).
+step 30 e4m3-max-pools python3 tests/gpu/check_generated_kernels.py --kiln build-gpu/kiln \
+  --only pool_last_max_pool_k3s2_f8E4M3FN,pool_last_max_pool_k23d2ceil_f8E4M3FN
 step 60 generated-kernels python3 tests/gpu/check_generated_kernels.py --kiln build-gpu/kiln
 step 300 bench python3 bench/gpu_suite.py --kiln build-gpu/kiln --results-dir "$OUT" --models resnet50:256 \
   --precisions bf16,fp8,int8 --tag 8bit-convs-resnet50-b256
