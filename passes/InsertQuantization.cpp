@@ -83,6 +83,27 @@ bool readsGraphInput(Value value) {
   return llvm::isa<mlir::BlockArgument>(value);
 }
 
+/// The ops of `candidates` that no other candidate computes from, through any chain of ops:
+/// the last layers, whose results reach the network's outputs without passing another.
+llvm::DenseSet<mlir::Operation *> lastLayers(mlir::func::FuncOp func,
+                                             const llvm::SmallPtrSetImpl<mlir::Operation *> &candidates) {
+  // Walking the body backwards, every user is settled before the ops it reads.
+  llvm::DenseMap<mlir::Operation *, bool> feedsCandidate;
+  llvm::DenseSet<mlir::Operation *> last;
+  for (mlir::Operation &op : llvm::reverse(func.getBody().front())) {
+    bool feeds = false;
+    for (mlir::Operation *user : op.getUsers()) {
+      mlir::Operation *top = func.getBody().front().findAncestorOpInBlock(*user);
+      if (top && (candidates.contains(top) || feedsCandidate.lookup(top)))
+        feeds = true;
+    }
+    feedsCandidate[&op] = feeds;
+    if (candidates.contains(&op) && !feeds)
+      last.insert(&op);
+  }
+  return last;
+}
+
 struct InsertQuantizationPass : impl::InsertQuantizationBase<InsertQuantizationPass> {
   using InsertQuantizationBase::InsertQuantizationBase;
 
@@ -206,6 +227,13 @@ void InsertQuantizationPass::runOnOperation() {
     if (isQuantizableOp(op))
       ops.push_back(op);
   });
+  llvm::DenseSet<mlir::Operation *> last;
+  if (keepLast) {
+    // Every conv, conv_transpose, matmul and gemm counts, quantized or not: a CNN's last conv
+    // is not a last layer while its classifier reads it.
+    llvm::SmallPtrSet<mlir::Operation *, 32> candidates(ops.begin(), ops.end());
+    last = lastLayers(func, candidates);
+  }
   mlir::OpBuilder builder(context);
   llvm::DenseMap<Value, Value> dequantizedForm; // one pair per activation, whatever its users
   llvm::StringSet<> matched;
@@ -221,6 +249,10 @@ void InsertQuantizationPass::runOnOperation() {
       continue; // not asked for: the caller says which kinds of op its codegen runs in 8 bits
     if (keepFirst && readsGraphInput(op->getOperand(0))) {
       op->emitRemark() << "not quantized: it reads the network input (the first layer; keep-first)";
+      continue;
+    }
+    if (last.contains(op)) {
+      op->emitRemark() << "not quantized: no other quantizable op reads what it computes (a last layer; keep-last)";
       continue;
     }
     // Every scale first: an op is quantized whole or not at all.

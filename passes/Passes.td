@@ -112,7 +112,11 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
     computed at run time (attention's K) is an activation. An op named in `keep` (ONNX node
     name, ONNX op type or kiln op name), or whose input has no calibrated range, stays as it
     is, with a remark; with `keep-first`, so does an op reading the network's input (through
-    reshapes, transposes and casts): the first layer, which sees the raw data. With
+    reshapes, transposes and casts): the first layer, which sees the raw data; with
+    `keep-last`, so does an op from whose result no other conv, conv_transpose, matmul or gemm
+    is computed (quantized or not): a last layer, whose error reaches the network's output
+    unaveraged (a classifier's logits).
+    With
     `residuals`, the residual the epilogue of a conv cuDNN's 8-bit kernels will run adds (a
     ResNet block's input or its downsample branch; whyNoQuantizedConv) is read through its
     quantization too, shared with the convs reading
@@ -134,6 +138,8 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
                "The kiln ops whose constant weight gets one scale instead of one per output channel">,
     Option<"keepFirst", "keep-first", "bool", /*default=*/"false",
            "Ops whose input is a graph input (through reshapes, transposes and casts) stay unquantized">,
+    Option<"keepLast", "keep-last", "bool", /*default=*/"false",
+           "Ops from whose result no other quantizable op is computed (the last layers) stay unquantized">,
     Option<"residuals", "residuals", "bool", /*default=*/"false",
            "A quantized conv's residual add reads the residual through its quantization">,
   ];

@@ -9,6 +9,7 @@
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json method=percentile type=fp8 keep=MatMul" 2>&1 | FileCheck %s --check-prefix=FP8
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json ops=kiln.conv per-tensor-weight-ops=kiln.conv" 2>&1 | FileCheck %s --check-prefix=OPS
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json keep-first" 2>&1 | FileCheck %s --check-prefix=FIRST
+// RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json keep-last" 2>&1 | FileCheck %s --check-prefix=LAST
 // RUN: kiln-opt %s --kiln-insert-quantization="calibration=%t/calib.json" --kiln-fold-constants -o %t/q.mlir
 // RUN: kiln eval %t/q.mlir --output-dir %t/out > /dev/null
 
@@ -62,6 +63,21 @@
 // FIRST: kiln.matmul %[[CD:.*]], %{{.*}}
 // FIRST: kiln.matmul %{{.*}}, %arg1
 // FIRST: kiln.matmul %{{.*}}, %arg1
+
+// keep-last: conv1, mm2 and mm3 compute what no other conv or matmul reads (outputs); conv2
+// feeds mm through a reshape, and mm feeds mm2 through a relu: those two are quantized.
+// LAST: remark: not quantized: no other quantizable op reads what it computes (a last layer; keep-last)
+// LAST-NEXT: note: see current operation: {{.*}} = kiln.conv %arg0
+// LAST: remark: not quantized: no other quantizable op reads what it computes (a last layer; keep-last)
+// LAST-NEXT: note: see current operation: {{.*}} = kiln.matmul
+// LAST: remark: not quantized: no other quantizable op reads what it computes (a last layer; keep-last)
+// LAST-NOT: remark
+// LAST-LABEL: func.func @main
+// LAST: kiln.conv %arg0, %
+// LAST: %[[CONV2:.*]] = kiln.conv %{{.*}}, %{{.*}}
+// LAST: kiln.matmul %{{.*}}, %[[KD:.*]] :
+// LAST: kiln.matmul %{{.*}}, %arg1
+// LAST: kiln.matmul %{{.*}}, %arg1
 
 func.func @main(%x: tensor<1x2x2x2xf32> {kiln.name = "x"}, %k: tensor<2x2xf32> {kiln.name = "k"}) -> (tensor<1x2x2x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) {
   %w = kiln.constant dense<[[[[1.27]], [[-0.5]]], [[[0.1]], [[-0.254]]]]> : tensor<2x2x1x1xf32>
