@@ -128,7 +128,8 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
     // keeps 7 bits of the image where E4M3 keeps 3 of each value: int8 plans quantize a first
     // conv that cuDNN's INT8 kernels run well (ResNet-50's 16-channel stem is not one:
     // whyNoQuantizedConv keeps it bf16).
-    insert.keepFirst = fp8;
+    insert.keepFirst = options.quantization->keepFirst.value_or(fp8);
+    insert.keepLast = options.quantization->keepLast.value_or(false);
     // 8-bit residuals: a ResNet block's conv3 graph reads the 8-bit block input (scaled in the
     // graph) and writes only 8 bits, where a bf16 residual made it read 2 bytes a value and
     // write both the bf16 value and its quantization for the next block.

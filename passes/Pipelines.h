@@ -73,6 +73,10 @@ struct PipelineOptions {
     std::string method; // "" for the file's
     /// ONNX node names, ONNX op types or kiln op names that stay unquantized (the pass's `keep`).
     std::vector<std::string> keep;
+    /// The first layers (reading the network input) and the last ones (whose results no other
+    /// conv, matmul or gemm reads) stay unquantized: the pass's keep-first and keep-last.
+    /// Unset: the type's default (fp8 keeps the first layer; nothing else is kept).
+    std::optional<bool> keepFirst, keepLast;
   };
   std::optional<Quantization> quantization;
 };

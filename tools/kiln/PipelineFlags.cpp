@@ -87,6 +87,15 @@ PipelineFlags::PipelineFlags(cl::SubCommand &sub, Categories &categories)
                                "node name, ONNX op type (Conv) or kiln op name (kiln.conv);\n"
                                "comma-separated or repeated"),
                       cl::sub(sub), cl::cat(categories.optimization)),
+      keepFirstLayer("keep-first-layer",
+                     cl::desc("--precision fp8, int8: the first layers (convs and linear layers reading\n"
+                              "the network input) stay bf16; =false quantizes them (default: on for fp8,\n"
+                              "off for int8)"),
+                     cl::sub(sub), cl::cat(categories.optimization)),
+      keepLastLayer("keep-last-layer",
+                    cl::desc("--precision fp8, int8: the last layers (whose results no other conv or\n"
+                             "linear layer reads: a classifier) stay bf16 (default: off)"),
+                    cl::sub(sub), cl::cat(categories.optimization)),
       forcePrecision("force-precision", cl::value_desc("name=precision"), cl::CommaSeparated,
                      cl::desc("Run ops in the given precision (fp32, tf32, bf16, fp16), named as for\n"
                               "--keep-fp32, e.g. conv1=fp32,MatMul=bf16; applied after --keep-fp32,\n"
@@ -134,9 +143,16 @@ std::vector<std::string> precisionOverrideList(const PipelineOptions &options) {
     out.push_back("--keep-fp32 " + target);
   for (const PrecisionOverride &o : options.forcePrecision)
     out.push_back("--force-precision " + o.target + "=" + precisionName(o.precision).str());
-  if (options.quantization)
+  if (options.quantization) {
     for (const std::string &target : options.quantization->keep)
       out.push_back("--keep-unquantized " + target);
+    auto flag = [&](const char *name, std::optional<bool> value) {
+      if (value)
+        out.push_back(std::string(name) + "=" + (*value ? "true" : "false"));
+    };
+    flag("--keep-first-layer", options.quantization->keepFirst);
+    flag("--keep-last-layer", options.quantization->keepLast);
+  }
   return out;
 }
 
@@ -151,9 +167,14 @@ PipelineOptions PipelineFlags::pipelineOptions() const {
   options.fuseAttention = !noFusedAttention;
   options.exactGelu = exactGelu;
   options.layout = layout;
-  if (!precision.quantization.empty())
+  if (!precision.quantization.empty()) {
     options.quantization = PipelineOptions::Quantization{precision.quantization, calibration, "",
                                                          {keepUnquantized.begin(), keepUnquantized.end()}};
+    if (keepFirstLayer.getNumOccurrences())
+      options.quantization->keepFirst = keepFirstLayer.getValue();
+    if (keepLastLayer.getNumOccurrences())
+      options.quantization->keepLast = keepLastLayer.getValue();
+  }
   return options;
 }
 
@@ -164,6 +185,8 @@ std::optional<std::string> PipelineFlags::calibrationUsageError() const {
                                 "--calibration DIR -o calib.json` measures on calibration inputs";
   if (q.empty() && keepUnquantized.getNumOccurrences())
     return std::string("--keep-unquantized goes with --precision fp8 or int8 (it names ops that stay out of 8 bits)");
+  if (q.empty() && (keepFirstLayer.getNumOccurrences() || keepLastLayer.getNumOccurrences()))
+    return std::string("--keep-first-layer and --keep-last-layer go with --precision fp8 or int8");
   if (precision.fixed && q.empty() && !calibration.empty())
     return std::string("--calibration goes with --precision auto (a directory of inputs) or fp8, int8 (a calibration "
                        "file)");
@@ -172,7 +195,8 @@ std::optional<std::string> PipelineFlags::calibrationUsageError() const {
 
 bool PipelineFlags::optimizationRequested() const {
   return precision.getNumOccurrences() || strictFp32.getNumOccurrences() || keepFp32.getNumOccurrences() ||
-         forcePrecision.getNumOccurrences() || keepUnquantized.getNumOccurrences() || layout.getNumOccurrences();
+         forcePrecision.getNumOccurrences() || keepUnquantized.getNumOccurrences() ||
+         keepFirstLayer.getNumOccurrences() || keepLastLayer.getNumOccurrences() || layout.getNumOccurrences();
 }
 
 mlir::LogicalResult PipelineFlags::runPasses(mlir::ModuleOp module,

@@ -119,6 +119,8 @@ private:
   llvm::cl::opt<bool> strictFp32;
   llvm::cl::list<std::string, bool, OpTargetParser> keepFp32;
   llvm::cl::list<std::string, bool, OpTargetParser> keepUnquantized;
+  llvm::cl::opt<bool> keepFirstLayer;
+  llvm::cl::opt<bool> keepLastLayer;
   llvm::cl::list<PrecisionOverride> forcePrecision;
   llvm::cl::opt<bool> noFold;
   llvm::cl::opt<bool> noFusion;

@@ -17,6 +17,11 @@
 // RUN: kiln compile %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --precision int8 --calibration %t/c.json --keep-unquantized conv2 -o %t/keep.kiln 2>&1 | FileCheck %s --check-prefix=KEEP
 // RUN: kiln inspect %t/keep.kiln | FileCheck %s --check-prefix=KEEP-PLAN
 // RUN: %python %S/Inputs/exit_status.py 2 kiln compile %S/../../../examples/tiny_cnn.onnx --keep-unquantized conv2 -o %t/x.kiln 2>&1 | FileCheck %s --check-prefix=KEEP-ALONE
+// --keep-last-layer keeps the classifier (fc: no conv or linear layer reads it) and
+// --keep-first-layer=false quantizes what reads the image; the plan records both.
+// RUN: kiln compile %S/../../../examples/tiny_cnn.onnx --shape image=2x3x32x32 --precision fp8 --calibration %t/c.json --keep-last-layer --keep-first-layer=false -o %t/layers.kiln 2>&1 | FileCheck %s --check-prefix=LAYERS
+// RUN: kiln inspect %t/layers.kiln | FileCheck %s --check-prefix=LAYERS-PLAN
+// RUN: %python %S/Inputs/exit_status.py 2 kiln compile %S/../../../examples/tiny_cnn.onnx --keep-last-layer -o %t/x.kiln 2>&1 | FileCheck %s --check-prefix=LAYERS-ALONE
 
 // Usage errors exit with 2 and say what to give.
 // RUN: %python %S/Inputs/exit_status.py 2 kiln calibrate %S/../../../examples/tiny_cnn.onnx -o %t/x.json 2>&1 | FileCheck %s --check-prefix=NO-DIR
@@ -35,6 +40,10 @@
 // KEEP: node 'conv2' (Conv): not quantized: keep=conv2
 // KEEP-PLAN: precision="int8" precisionOverrides=["--keep-unquantized conv2"]
 // KEEP-ALONE: --keep-unquantized goes with --precision fp8 or int8
+// LAYERS-NOT: the first layer; keep-first
+// LAYERS: node 'fc' (Gemm): not quantized: no other quantizable op reads what it computes (a last layer; keep-last)
+// LAYERS-PLAN: precision="fp8" precisionOverrides=["--keep-first-layer=false","--keep-last-layer=true"]
+// LAYERS-ALONE: --keep-first-layer and --keep-last-layer go with --precision fp8 or int8
 // NO-DIR: no calibration inputs given (--calibration DIR)
 // NO-OUT: no output given (-o calib.json)
 // PERCENT: --percentile 0 is not above 0 and at most 100
