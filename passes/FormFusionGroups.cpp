@@ -85,13 +85,14 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     // epilogue may replace an erf GELU chain by one op, so the list of ops is taken after.)
     llvm::SmallVector<MatMulOp> matmuls(body.getOps<MatMulOp>());
     for (MatMulOp matmul : matmuls) {
-      llvm::SetVector<Operation *> members = collectEpilogue(matmul);
+      std::optional<QuantizedLinearLayer> quantized = matchQuantizedLinearLayer(matmul);
+      llvm::SetVector<Operation *> members = collectEpilogue(matmul, quantized.has_value());
       if (members.empty())
         continue;
       Operation *root = members.back();
       // An FP8 linear layer (kiln-fold-quantization's form) takes its operands'
       // dequantizations: the 8-bit tensors become the GEMM's operands.
-      if (std::optional<QuantizedLinearLayer> quantized = matchQuantizedLinearLayer(matmul)) {
+      if (quantized) {
         for (Operation *op : {quantized->input.getOperation(), quantized->weight.getOperation(),
                               quantized->weightTranspose.getOperation()})
           members.insert(op);
@@ -360,8 +361,9 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
   /// act(matmul + bias + residual), each add optional and in either order, one ReLU or tanh
   /// GELU. Each link has one use (its value is not needed outside), operands of the matmul's
   /// element type (cuBLASLt's bias and C have the output's type); the right operand is a 2-d
-  /// weight, so the product is one (batch x M) x K x N matmul.
-  llvm::SetVector<Operation *> collectEpilogue(MatMulOp matmul) {
+  /// weight, so the product is one (batch x M) x K x N matmul. `fp8`: an FP8 linear layer
+  /// (matchQuantizedLinearLayer), which takes no f32 bias.
+  llvm::SetVector<Operation *> collectEpilogue(MatMulOp matmul, bool fp8) {
     llvm::SetVector<Operation *> members;
     auto lhs = llvm::cast<RankedTensorType>(matmul.getLhs().getType());
     auto rhs = llvm::cast<RankedTensorType>(matmul.getRhs().getType());
@@ -376,7 +378,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     // cuBLASLt's FP8 kernels writing f32 (an imported QDQ layer's exact f32 scales) read their
     // bias as bf16: the f32 bias add stays an elementwise op (checked on the H100: an f32 bias
     // there gave a QDQ MLP 921 output steps off).
-    bool biasFits = !(element.isF32() && matchQuantizedLinearLayer(matmul));
+    bool biasFits = !(element.isF32() && fp8);
     Value current = matmul.getResult();
     while (current.hasOneUse()) {
       Operation *user = *current.getUsers().begin();

@@ -115,9 +115,7 @@ def InsertQuantization : Pass<"kiln-insert-quantization", "mlir::func::FuncOp"> 
     reshapes, transposes and casts): the first layer, which sees the raw data; with
     `keep-last`, so does an op from whose result no other conv, conv_transpose, matmul or gemm
     is computed (quantized or not): a last layer, whose error reaches the network's output
-    unaveraged (a classifier's logits).
-    With
-    `residuals`, the residual the epilogue of a conv cuDNN's 8-bit kernels will run adds (a
+    unaveraged (a classifier's logits). With `residuals`, the residual the epilogue of a conv cuDNN's 8-bit kernels will run adds (a
     ResNet block's input or its downsample branch; whyNoQuantizedConv) is read through its
     quantization too, shared with the convs reading
     it: between 8-bit convolution graphs the block's values then stay 8-bit. Folding the

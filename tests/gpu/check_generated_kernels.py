@@ -180,20 +180,23 @@ def channels_last_pool_cases():
         # ceil_mode, dilation, asymmetric pads, and count_include_pad for avg.
         ("k23d2ceil", [2, 3], [2, 2], [2, 1], [0, 1, 1, 1], True, True),
     ]
+
+    def windowed(op, elem, c, window):
+        tag, kernel, strides, dilations, pads, ceil, include_pad = window
+        shape = [2, c, 9, 11]
+        out_shape = pool_shape(shape, kernel, strides, dilations, pads, ceil)
+        attrs = [f"kernel_shape = {arr(kernel)}", f"strides = {arr(strides)}", f"dilations = {arr(dilations)}",
+                 f"pads = {arr(pads)}"] + (["ceil_mode = true"] if ceil else [])
+        if op == "avg_pool" and include_pad:
+            attrs.append("count_include_pad = true")
+        return (f"pool_last_{op}_{tag}_{elem}_c{c}", layout_module(op, shape, out_shape, elem, attrs, True),
+                layout_module(op, shape, out_shape, elem, attrs, False))
+
     for elem in ["f32", "bf16"]:
         for c in [3, 13, 64, 72]:
-            shape = [2, c, 9, 11]
-            for tag, kernel, strides, dilations, pads, ceil, include_pad in windows:
-                out_shape = pool_shape(shape, kernel, strides, dilations, pads, ceil)
-                attrs = [f"kernel_shape = {arr(kernel)}", f"strides = {arr(strides)}",
-                         f"dilations = {arr(dilations)}", f"pads = {arr(pads)}"]
-                if ceil:
-                    attrs.append("ceil_mode = true")
+            for window in windows:
                 for op in ["max_pool", "avg_pool"]:
-                    op_attrs = attrs + (["count_include_pad = true"] if op == "avg_pool" and include_pad else [])
-                    name = f"pool_last_{op}_{tag}_{elem}_c{c}"
-                    out.append((name, layout_module(op, shape, out_shape, elem, op_attrs, True),
-                                layout_module(op, shape, out_shape, elem, op_attrs, False)))
+                    out.append(windowed(op, elem, c, window))
         # Global pools: small planes at odd channel counts, ResNet-50's head, an SE block whose
         # 112x112 plane is split across blocks (two kernels), a 1-d plane.
         for shape in [[2, 3, 7, 7], [2, 13, 7, 7], [2, 72, 7, 7], [1, 2048, 7, 7], [1, 16, 112, 112],
@@ -207,14 +210,8 @@ def channels_last_pool_cases():
     # E4M3FN has no -inf, so the kernel starts from f32's and compares in f32). The casts to and
     # from E4M3 round the same way on both sides, and a max is one of its inputs: exact.
     for c in [13, 64, 72]:
-        shape = [2, c, 9, 11]
-        for tag, kernel, strides, dilations, pads, ceil, _ in windows:
-            out_shape = pool_shape(shape, kernel, strides, dilations, pads, ceil)
-            attrs = [f"kernel_shape = {arr(kernel)}", f"strides = {arr(strides)}",
-                     f"dilations = {arr(dilations)}", f"pads = {arr(pads)}"] + (["ceil_mode = true"] if ceil else [])
-            out.append((f"pool_last_max_pool_{tag}_f8E4M3FN_c{c}",
-                        layout_module("max_pool", shape, out_shape, "f8E4M3FN", attrs, True),
-                        layout_module("max_pool", shape, out_shape, "f8E4M3FN", attrs, False)))
+        for window in windows:
+            out.append(windowed("max_pool", "f8E4M3FN", c, window))
     return out
 
 

@@ -3,10 +3,10 @@
 #include "CalibrationOnGpu.h"
 #include "InterpreterRun.h"
 #include "ModelLoading.h"
+#include "TensorNpy.h"
 
 #include "codegen/PlanBuilder.h"
 #include "ir/Provenance.h"
-#include "runtime/Npy.h"
 #include "runtime/Runtime.h"
 #include "runtime/TensorData.h"
 #include "runtime/plan/Plan.h"
@@ -128,25 +128,26 @@ llvm::Expected<RangeMap> collectRangesOnGpu(Runtime &runtime, mlir::func::FuncOp
   std::vector<double> values;
   for (auto [s, sample] : llvm::enumerate(samples)) {
     // The interpreter's reading of the files checks them against the model's inputs and gives
-    // the inputs' own statistics, as the CPU calibration records them.
+    // the inputs' own statistics, as the CPU calibration records them; the same tensors feed
+    // the plan.
     auto arguments = interpreterArguments(func, sample.files, std::nullopt);
     if (!arguments)
       return gpuError("calibration input '" + sample.name + "': " + llvm::toString(arguments.takeError()));
-    for (auto [i, t] : llvm::enumerate(*arguments))
+    for (auto [i, t] : llvm::enumerate(*arguments)) {
+      std::string name = interfaceName(func, i, false);
       if (t.isFloat())
-        ranges[interfaceName(func, i, false)].add(t.f);
-    for (const TensorDesc &input : engine.value()->inputs()) {
-      auto file = sample.files.find(input.name);
-      if (file == sample.files.end())
-        return gpuError("calibration input '" + sample.name + "' has no file for input '" + input.name + "'");
-      auto array = runtime::readNpy(file->second);
-      if (!array.isOk())
-        return gpuError(array.status().message());
-      auto bytes = runtime::bytesFromNpy(array.value(), plan::TensorBinding{input.name, input.dtype, input.shape, 0});
+        ranges[name].add(t.f);
+      const std::vector<TensorDesc> &inputs = engine.value()->inputs();
+      auto input = llvm::find_if(inputs, [&](const TensorDesc &d) { return d.name == name; });
+      if (input == inputs.end())
+        continue; // an input no step reads
+      auto array = tensorToNpy(t);
+      if (!array)
+        return gpuError("calibration input '" + sample.name + "': " + llvm::toString(array.takeError()));
+      auto bytes = runtime::bytesFromNpy(*array, plan::TensorBinding{name, input->dtype, input->shape, 0});
       if (!bytes.isOk())
         return gpuError(bytes.status().message());
-      if (Status status = context.value()->setInput(input.name, bytes.value().data(), bytes.value().size());
-          !status.isOk())
+      if (Status status = context.value()->setInput(name, bytes.value().data(), bytes.value().size()); !status.isOk())
         return gpuError(status.message());
     }
     Status status = context.value()->runStepsObserved(

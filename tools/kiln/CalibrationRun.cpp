@@ -181,7 +181,6 @@ llvm::Expected<CalibrationTable> measureCalibration(mlir::ModuleOp imported, con
     if (options.progress)
       options.progress(line);
   };
-  std::string measuredOn = "interpreter";
   std::unique_ptr<Runtime> runtime;
   if (options.device != CalibrationDevice::Cpu) {
     std::string why;
@@ -192,14 +191,10 @@ llvm::Expected<CalibrationTable> measureCalibration(mlir::ModuleOp imported, con
     if (!runtime)
       say(why + "; evaluating on the CPU interpreter");
   }
-  llvm::Expected<RangeMap> ranges = RangeMap();
-  if (runtime) {
-    measuredOn = runtime->deviceName();
-    say("evaluating on the " + measuredOn + " (a strict-fp32 plan run step by step)");
-    ranges = collectRangesOnGpu(*runtime, func, samples, options.progress);
-  } else {
-    ranges = collect(func, samples, options.progress);
-  }
+  if (runtime)
+    say("evaluating on the " + runtime->deviceName() + " (a strict-fp32 plan run step by step)");
+  auto ranges = runtime ? collectRangesOnGpu(*runtime, func, samples, options.progress)
+                        : collect(func, samples, options.progress);
   if (!ranges)
     return ranges.takeError();
 
@@ -207,7 +202,8 @@ llvm::Expected<CalibrationTable> measureCalibration(mlir::ModuleOp imported, con
   table.model = options.model;
   table.compiler = KILN_VERSION;
   table.samples = samples.size();
-  table.measuredOn = measuredOn;
+  if (runtime)
+    table.measuredOn = runtime->deviceName();
   table.method = options.method;
   table.percent = options.percentile;
   llvm::StringSet<> listed;

@@ -43,7 +43,8 @@ struct CalibrationRunOptions {
 
 /// Runs the fp32 pipeline the quantization pass sees (ONNX layout, no fusion) on a copy of
 /// `imported` and measures every value on `samples`: on the GPU as `options.device` says, else
-/// in the interpreter (in parallel; the result does not depend on the order). The model's input names for reading samples: calibrationInputNames.
+/// in the interpreter (in parallel; the result does not depend on the order). The model's
+/// input names for reading samples: calibrationInputNames.
 llvm::Expected<CalibrationTable> measureCalibration(mlir::ModuleOp imported, const std::vector<CalibrationSample> &samples,
                                                     const CalibrationRunOptions &options);
 
