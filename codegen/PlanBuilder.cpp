@@ -44,10 +44,12 @@ bool isInPlaceCandidate(mlir::Operation *op) {
       "kiln.hard_sigmoid", "kiln.gelu", "kiln.add", "kiln.sub", "kiln.mul", "kiln.div", "kiln.pow", "kiln.min",
       "kiln.max", "kiln.mod", "kiln.prelu", "kiln.and", "kiln.or", "kiln.xor", "kiln.where", "kiln.clip",
       // An elementwise group reads a same-shaped input only at the element it writes; a norm
-      // group too, and each row before it writes the row (not a gather group: it moves elements).
+      // group too, and each row before it writes the row (not a gather group: it moves
+      // elements; not a pool group: it reads windows).
       "kiln.fusion_group"};
-  return ops.contains(op->getName().getStringRef()) &&
-         !(llvm::isa<FusionGroupOp>(op) && llvm::cast<FusionGroupOp>(op).getKind() == "gather");
+  if (auto group = llvm::dyn_cast<FusionGroupOp>(op); group && (group.getKind() == "gather" || group.getKind() == "pool"))
+    return false;
+  return ops.contains(op->getName().getStringRef());
 }
 
 /// A buffer of `type` (its bytes follow from it; a size past 64 bits, impossible for a tensor

@@ -230,6 +230,40 @@ LogicalResult verifyGatherBody(FusionGroupOp group) {
   return success();
 }
 
+/// A pool group: one channels-last max_pool or avg_pool of the first group input, then a chain
+/// of elementwise ops keeping its shape, each reading the chain and one-element constants
+/// besides; the last op's result is the group's.
+LogicalResult verifyPoolBody(FusionGroupOp group) {
+  Block &block = group.getBody().front();
+  auto ops = block.without_terminator();
+  if (ops.empty() || block.getNumArguments() == 0)
+    return group.emitOpError() << "a pool fusion group starts with a pool of its first input";
+  Operation &pool = *ops.begin();
+  auto channelsLast = pool.getAttrOfType<BoolAttr>("channels_last");
+  if (!llvm::isa<MaxPoolOp, AvgPoolOp>(pool) || pool.getOperand(0) != block.getArgument(0) || !channelsLast ||
+      !channelsLast.getValue())
+    return pool.emitOpError() << "cannot start a pool fusion group: it starts with a channels_last kiln.max_pool or "
+                                 "kiln.avg_pool of the group's first input";
+  Value chain = pool.getResult(0);
+  auto shape = llvm::cast<RankedTensorType>(chain.getType()).getShape();
+  for (Operation &op : llvm::drop_begin(ops)) {
+    if (!isGroupElementwise(&op) || op.getNumResults() != 1 || op.getOperand(0) != chain)
+      return op.emitOpError() << "in a pool fusion group must be an elementwise op reading the previous op's result "
+                                 "as its first operand";
+    for (Value operand : op.getOperands().drop_front())
+      if (!isOneElementConstantInput(group, operand))
+        return op.emitOpError() << "in a pool fusion group reads, besides the chain, only one-element constants";
+    if (llvm::cast<RankedTensorType>(op.getResult(0).getType()).getShape() != shape)
+      return op.emitOpError() << "in a pool fusion group keeps the pool's shape";
+    chain = op.getResult(0);
+  }
+  if (chain == pool.getResult(0))
+    return group.emitOpError() << "a pool fusion group converts the pool's value: a pool alone is no group";
+  if (block.getTerminator()->getOperand(0) != chain)
+    return group.emitOpError() << "a pool fusion group yields its chain's last value";
+  return success();
+}
+
 } // namespace
 
 Operation *FusionGroupOp::getMatmul() {
@@ -277,6 +311,8 @@ LogicalResult FusionGroupOp::verify() {
     return verifyGemmBody(*this);
   if (getKind() == "gather")
     return verifyGatherBody(*this);
+  if (getKind() == "pool")
+    return verifyPoolBody(*this);
   auto resultShape = llvm::cast<RankedTensorType>(getResult(0).getType()).getShape();
   for (Operation &op : block.without_terminator())
     if (!isGroupElementwise(&op))

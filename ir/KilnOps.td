@@ -764,12 +764,20 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
        result element, the input element the index maps take it from (or the pad value) and
        applies the elementwise ops to it: an image's cast, space-to-depth transpose and
        channel pad in one pass over memory.
+     * `pool`: one `kiln.max_pool` or `kiln.avg_pool` with `channels_last`, reading the group's
+       first input, then a chain of elementwise ops of its result's shape, each reading the
+       chain's value and otherwise only one-element constants (a per-tensor `kiln.quantize`, a
+       cast). Every op keeps its own types, as in a gather group: the pool rounds its value to
+       its own type, then the chain converts it. One generated kernel pools each output
+       element and writes the chain's value: a bf16 max pool and the int8 or E4M3
+       quantization of its result (ResNet's stem) in one pass over memory.
 
-    Rounding: inside a group every computed value stays in fp32 (f64 and integers in their own
-    type); values of f16/bf16 are widened by explicit `kiln.cast`s at the group's inputs and
-    rounded once by a `kiln.cast` before `kiln.yield`. A `kiln.cast` to a narrow type inside
-    the body still rounds, as a cast does anywhere. The body states this in types, so the
-    interpreter evaluating it gives exactly what the fused kernel computes.
+    Rounding (all but gather and pool groups): inside a group every computed value stays in
+    fp32 (f64 and integers in their own type); values of f16/bf16 are widened by explicit
+    `kiln.cast`s at the group's inputs and rounded once by a `kiln.cast` before `kiln.yield`. A
+    `kiln.cast` to a narrow type inside the body still rounds, as a cast does anywhere. The
+    body states this in types, so the interpreter evaluating it gives exactly what the fused
+    kernel computes.
 
     ```mlir
     %r = kiln.fusion_group "elementwise" (%x, %b) : (tensor<2x8xbf16>, tensor<8xbf16>) -> tensor<2x8xbf16> {
@@ -783,7 +791,7 @@ def Kiln_FusionGroupOp : Kiln_Op<"fusion_group", [Pure, IsolatedFromAbove, Singl
     }
     ```
   }];
-  let arguments = (ins ConfinedAttr<StrAttr, [Kiln_OneOf<["elementwise", "gemm", "conv", "norm", "gather"]>]>:$kind,
+  let arguments = (ins ConfinedAttr<StrAttr, [Kiln_OneOf<["elementwise", "gemm", "conv", "norm", "gather", "pool"]>]>:$kind,
                        Variadic<Kiln_Tensor>:$inputs);
   let results = (outs Variadic<Kiln_Tensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);

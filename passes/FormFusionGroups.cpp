@@ -11,7 +11,8 @@
 // write the layer's whole output once more. fp16 rounds 8x finer, so fp16 plans keep erf. A chain
 // of index maps ending in a constant pad, with the elementwise ops before it that read only it and
 // constants, becomes a `gather` group (an image's cast, space-to-depth transpose and pad: one
-// kernel, each op in its own types). Then the function is
+// kernel, each op in its own types). A channels-last pool and the elementwise chain after it
+// (a quantize) become a `pool` group, also in their own types. Then the function is
 // walked from its last op to its first: each elementwise op not yet in a group
 // becomes the root of a candidate group, which absorbs producers that are elementwise too and
 // whose every use is already inside the group (so no value a group computes is needed
@@ -163,6 +164,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     for (LayerNormOp norm : norms)
       formNormGroup(norm);
     formGatherGroups(body);
+    formPoolGroups(body);
     llvm::DenseSet<Operation *> taken;
     llvm::SmallVector<Operation *> order;
     for (Operation &op : body)
@@ -694,6 +696,41 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       gathered.insert(chain.begin(), chain.end());
       buildGroup({root->getResult(0)}, llvm::SetVector<Operation *>(chain.begin(), chain.end()), "gather", root, root,
                  {}, /*widen=*/false);
+    }
+  }
+
+  /// Pool groups, before elementwise groups could take the chains: a channels-last max or
+  /// average pool and the elementwise ops after it, each the only reader of the value before
+  /// it, keeping the pool's shape and reading one-element constants besides (a per-tensor
+  /// quantize, a cast). One kernel pools and writes the chain's value: ResNet's bf16 max pool
+  /// and the quantization of its result for the first 8-bit conv, where a quantize kernel
+  /// re-read the pooled tensor. Each op keeps its own types, as in a gather group, so the
+  /// group computes what its ops compute alone.
+  void formPoolGroups(mlir::Block &body) {
+    llvm::SmallVector<Operation *> pools;
+    for (Operation &op : body)
+      if (llvm::isa<MaxPoolOp, AvgPoolOp>(op))
+        pools.push_back(&op);
+    for (Operation *pool : pools) {
+      auto channelsLast = pool->getAttrOfType<mlir::BoolAttr>("channels_last");
+      auto type = llvm::cast<RankedTensorType>(pool->getResult(0).getType());
+      if (!channelsLast || !channelsLast.getValue() || !type.hasStaticShape())
+        continue;
+      llvm::SetVector<Operation *> chain;
+      chain.insert(pool);
+      for (Value current = pool->getResult(0); current.hasOneUse();) {
+        Operation *user = *current.getUsers().begin();
+        if (!isFusible(user) || user->getOperand(0) != current ||
+            llvm::cast<RankedTensorType>(user->getResult(0).getType()).getShape() != type.getShape() ||
+            !llvm::all_of(user->getOperands().drop_front(), isOneElementConstant))
+          break;
+        chain.insert(user);
+        current = user->getResult(0);
+      }
+      if (chain.size() < 2)
+        continue;
+      Operation *root = chain.back();
+      buildGroup({root->getResult(0)}, chain, "pool", pool, root, {}, /*widen=*/false);
     }
   }
 

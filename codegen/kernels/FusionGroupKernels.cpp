@@ -107,8 +107,10 @@ StatusOr<EmittedKernels> emitFusionGroup(const OpDesc &group, const EmitContext 
     return normpool::emitNormGroup(group, context);
   if (kind == "gather")
     return datamovement::emitGatherGroup(group, context);
+  if (kind == "pool")
+    return normpool::emitPoolGroup(group, context);
   return group.error("fusion group of kind '" + kind +
-                     "' has no kernel emitter; only elementwise, norm and gather groups are generated");
+                     "' has no kernel emitter; only elementwise, norm, gather and pool groups are generated");
 }
 
 } // namespace

@@ -31,6 +31,9 @@ StatusOr<EmittedKernels> emitGroupNorm(const OpDesc &op, const EmitContext &cont
 /// A `norm` kiln.fusion_group: its layer_norm's kernel computing the input from the body's ops
 /// before the layer_norm and storing, per element, the values the group yields.
 StatusOr<EmittedKernels> emitNormGroup(const OpDesc &group, const EmitContext &context);
+/// A `pool` kiln.fusion_group: a channels-last pool and the elementwise chain after it, one
+/// kernel (NormPoolPoolGroup.cpp).
+StatusOr<EmittedKernels> emitPoolGroup(const OpDesc &group, const EmitContext &context);
 StatusOr<EmittedKernels> emitResize(const OpDesc &op, const EmitContext &context);
 
 //===-- Shared helpers (NormPoolKernels.cpp) --------------------------------===//
@@ -87,10 +90,24 @@ std::vector<std::pair<std::string, std::string>> poolValues(const std::string &f
 /// that starts at a multiple of its width is aligned).
 int64_t channelVectorWidth(DType dtype, int64_t channels);
 
+/// What a `pool` fusion group computes from each pooled element: `statements` read the pool's
+/// value from the local `v0[1]` (the pool's storage type, rounded as the op stores it) and
+/// leave the group's value in `value`, of storage type `result`.
+struct PoolEpilogue {
+  DType result;
+  std::string statements, value;
+};
+
 /// kiln.max_pool / kiln.avg_pool with `channels_last`: [N, D1..Dk, C] -> [N, P1..Pk, C]. The
-/// op has been validated and `g` is its geometry; `total` output elements (> 0).
+/// op has been validated and `g` is its geometry; `total` output elements (> 0). With an
+/// `epilogue`, the kernel writes the epilogue's value of each pooled element instead.
 StatusOr<EmittedKernels> emitChannelsLastPool(const OpDesc &op, const EmitContext &context, bool isMax,
-                                              const PoolGeometry &g, const PoolBody &body);
+                                              const PoolGeometry &g, const PoolBody &body,
+                                              const PoolEpilogue *epilogue = nullptr);
+/// kiln.max_pool / kiln.avg_pool (either layout), validated; with an `epilogue`, which only
+/// the channels-last kernel takes, the pool of a `pool` fusion group.
+StatusOr<EmittedKernels> emitPool(const OpDesc &op, const EmitContext &context, bool isMax,
+                                  const PoolEpilogue *epilogue = nullptr);
 /// kiln.global_avg_pool / kiln.global_max_pool with `channels_last`: [N, D1..Dk, C] -> [N, 1..1, C].
 /// The op has been validated (float input).
 StatusOr<EmittedKernels> emitChannelsLastGlobalPool(const OpDesc &op, const EmitContext &context, bool isMax);

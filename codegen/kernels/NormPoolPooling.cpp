@@ -163,7 +163,10 @@ PoolBody poolBody(const OpDesc &op, DType dtype, bool isMax) {
   return body;
 }
 
-StatusOr<EmittedKernels> emitPool(const OpDesc &op, const EmitContext &context, bool isMax) {
+} // namespace
+
+StatusOr<EmittedKernels> emitPool(const OpDesc &op, const EmitContext &context, bool isMax,
+                                  const PoolEpilogue *epilogue) {
   KILN_NP_TRY(checkArity(op, 1, 1));
   auto input = requireOperand(op, 0, "input");
   if (!input.isOk())
@@ -190,7 +193,9 @@ StatusOr<EmittedKernels> emitPool(const OpDesc &op, const EmitContext &context, 
     return out; // nothing to compute
   PoolBody body = poolBody(op, x.dtype, isMax);
   if (last)
-    return emitChannelsLastPool(op, context, isMax, g, body);
+    return emitChannelsLastPool(op, context, isMax, g, body, epilogue);
+  if (epilogue)
+    return op.error("internal: only a channels_last pool takes an epilogue (a pool fusion group)");
 
   std::string fn = context.symbol + (isMax ? "max_pool" : "avg_pool");
   std::vector<std::pair<std::string, std::string>> values = poolValues(fn, x.dtype, g);
@@ -208,6 +213,8 @@ StatusOr<EmittedKernels> emitPool(const OpDesc &op, const EmitContext &context, 
   out.launches.push_back(gridStrideLaunch(fn, total, {KernelArg::operand(0), KernelArg::result(0)}));
   return out;
 }
+
+namespace {
 
 // Global pools: one row = one (n, c) plane. @ACC@ folds value `v` into `acc`.
 constexpr std::string_view kGlobalPoolWarp = R"CUDA(

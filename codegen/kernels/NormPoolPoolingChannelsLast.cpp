@@ -39,8 +39,9 @@ namespace {
 
 // Output i = (n, o0, o1, o2) * CV + channel vector; it is also the index of its vector in y.
 constexpr std::string_view kPoolKernel = R"CUDA(
-extern "C" __global__ void @FN@(const @T@ *__restrict__ x, @T@ *__restrict__ y) {
+extern "C" __global__ void @FN@(const @T@ *__restrict__ x, @YT@ *__restrict__ y) {
   typedef kiln_np_vec<@T@, @V@> vec;
+  typedef kiln_np_vec<@YT@, @V@> yvec;
   for (kiln_i64 i = blockIdx.x * (kiln_i64)blockDim.x + threadIdx.x; i < @TOTAL@;
        i += (kiln_i64)gridDim.x * blockDim.x) {
     kiln_i64 r = i / @CV@;
@@ -80,11 +81,12 @@ extern "C" __global__ void @FN@(const @T@ *__restrict__ x, @T@ *__restrict__ y) 
       }
     }
 @PADDED@
-    vec out;
+    yvec out;
 #pragma unroll
-    for (int j = 0; j < @V@; ++j)
-      kiln_st(out.v, j, @RESULT@);
-    reinterpret_cast<vec *>(y)[i] = out;
+    for (int j = 0; j < @V@; ++j) {
+@STORE@
+    }
+    reinterpret_cast<yvec *>(y)[i] = out;
   }
 }
 )CUDA";
@@ -103,7 +105,8 @@ constexpr std::string_view kPaddedCount = R"CUDA(
 } // namespace
 
 StatusOr<EmittedKernels> emitChannelsLastPool(const OpDesc &op, const EmitContext &context, bool isMax,
-                                              const PoolGeometry &g, const PoolBody &body) {
+                                              const PoolGeometry &g, const PoolBody &body,
+                                              const PoolEpilogue *epilogue) {
   const TensorDesc &x = *op.operands[0];
   int64_t channels = x.shape.back();
   int64_t width = channelVectorWidth(x.dtype, channels);
@@ -123,6 +126,11 @@ StatusOr<EmittedKernels> emitChannelsLastPool(const OpDesc &op, const EmitContex
   values.push_back({"LANE", fill(body.lane, values)});
   values.push_back({"RESULT", fill(body.result, values)});
   values.push_back({"PADDED", body.includePad ? fill(kPaddedCount, values) : ""});
+  values.push_back({"YT", storageType(epilogue ? epilogue->result : x.dtype)});
+  // Each lane as the op stores it; with an epilogue, into v0 for the epilogue to read.
+  values.push_back({"STORE", epilogue ? fill("      @T@ v0[1];\n      kiln_st(v0, 0, @RESULT@);\n      ", values) +
+                                            epilogue->statements + "\n      out.v[j] = " + epilogue->value + ";"
+                                      : fill("      kiln_st(out.v, j, @RESULT@);", values)});
 
   EmittedKernels out;
   out.source = fill(kPoolKernel, values);

@@ -34,7 +34,8 @@ import plan_cases
 # --keep-unquantized and the bf16 convs' outputs where not bf16 (a bf16 conv before an INT8 one
 # writes its input: i8), both with their outputs. The residual add after b and d joins the group of d,
 # the first conv whose epilogue reaches it. A Tanh comes first, as in a network whose first
-# layer computes the convs' input.
+# layer computes the convs' input. An entry (name, input, "MaxPool") is a 3x3 stride-2 max pool
+# (pads 1): it must run as one pool group writing the plan's 8-bit type.
 CASES = [
     ("bottleneck", (2, 32, 12, 12),
      [("a", "t", 32, 32, 3, 1, True, True, None), ("d", "t", 32, 64, 1, 1, False, False, None),
@@ -64,6 +65,12 @@ CASES = [
     # against 0.98 in bf16 (ResNet-50 b256, H100, 2026-12-07), so no plan widens it.
     ("stem_7x7_s2", (2, 3, 32, 32), [("s", "t", 3, 64, 7, 2, True, True, None), ("a", "s", 64, 32, 3, 1, True, True, None)],
      {"a": "bf16"}, {}, {"s": "i8"}),
+    # The stem, its max pool (3x3, stride 2, as ResNet's) and an 8-bit conv: the pool stays bf16
+    # and takes the quantization of its result (a `pool` group: one kernel writing the 8-bit
+    # input of the conv after it, no quantize kernel of its own).
+    ("stem_max_pool", (2, 3, 32, 32), [("s", "t", 3, 64, 7, 2, True, True, None), ("p", "s", "MaxPool"),
+                                       ("a", "p", 64, 32, 3, 1, True, True, None)],
+     {"a": "bf16"}),
     ("strided", (1, 64, 15, 15), [("s", "t", 64, 32, 3, 2, True, True, None)], {"s": "bf16"}),
     ("odd_channels", (1, 24, 8, 8), [("o", "t", 24, 32, 3, 1, True, False, None)], {}),
     # A conv kept in bf16 by --keep-unquantized: its graph writes the next INT8 conv's input.
@@ -77,7 +84,14 @@ def make_model(case, rng, path):
     n, c, h, w = shape
     inits, nodes = [], [helper.make_node("Tanh", ["x"], ["t"], name="leading")]
     sizes = {"t": (h, w)}
-    for conv, src, ci, k, r, stride, bias, relu, residual in convs:
+    for entry in convs:
+        if entry[2] == "MaxPool":
+            pool, src = entry[:2]
+            nodes.append(helper.make_node("MaxPool", [src], [pool], name=pool, kernel_shape=[3, 3], strides=[2, 2],
+                                          pads=[1] * 4))
+            sizes[pool] = tuple((size + 2 - 3) // 2 + 1 for size in sizes[src])
+            continue
+        conv, src, ci, k, r, stride, bias, relu, residual = entry
         inits.append(numpy_helper.from_array((rng.standard_normal((k, ci, r, r)) / np.sqrt(ci * r * r)).astype(np.float32),
                                              f"{conv}.w"))
         inputs = [src, f"{conv}.w"]
@@ -118,7 +132,12 @@ def check_case(kiln, work, case, compile_only):
                                                                    flags)
     if problem:
         return problem
-    for conv, _src, ci, k, *_rest in convs:
+    for pool in [entry[0] for entry in convs if entry[2] == "MaxPool"]:
+        step = [line for line in steps if 'max_pool"' in line]
+        if len(step) != 1 or f",{pool}:{q}[" not in step[0] or " op=\"kiln.quantize\"" in "\n".join(steps):
+            return f"max pool {pool} should be one pool group step writing {q}, with no quantize step:\n" + \
+                "\n".join(steps)
+    for conv, _src, ci, k, *_rest in [entry for entry in convs if entry[2] != "MaxPool"]:
         # The step of a conv is the one reading its weight (a residual add may join another's).
         step = [line for line in steps if " conv " in line and f" w={conv}:" in line]
         if conv in quantized:

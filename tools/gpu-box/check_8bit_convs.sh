@@ -7,8 +7,11 @@
 #      onnxruntime, the E4M3 MLP (FP8 GEMMs)
 #   3. generated kernels at odd sizes against the interpreter (data movement among them)
 #   4. ResNet-50 b256 in bf16, fp8 and int8 beside torch.compile bf16 (bench/gpu_suite.py)
-# Logs and the suite's JSON go to $OUT.
-#   tools/gpu-box/check_8bit_convs.sh [seconds, default 560]
+#   5. (only when SUITE_MODELS is set) those suite cells, e.g. vit_b_16:64,resnet50:1, in bf16,
+#      fp8 and int8 beside torch.compile bf16
+# Logs and the suite's JSON go to $OUT. STEPS=fp8-convs,qdq-mlp,... runs only the steps named
+# (their log names), for a short call that re-checks what changed.
+#   [STEPS=...] [SUITE_MODELS=...] tools/gpu-box/check_8bit_convs.sh [seconds, default 560]
 set -uo pipefail
 source "$(dirname "$0")/box-env.sh" /tmp/kiln-8bit-convs
 export PYTHONUNBUFFERED=1
@@ -19,6 +22,7 @@ status=0
 step() { # seconds cap, log name, command...
   local cap=$1 log=$2
   shift 2
+  if [ -n "${STEPS:-}" ] && [[ ",$STEPS," != *",$log,"* ]]; then return; fi
   local limit=$(left)
   [ "$cap" -lt "$limit" ] && limit=$cap
   if [ "$limit" -le 5 ]; then echo "== $log: no time left"; status=1; return; fi
@@ -41,5 +45,11 @@ step 30 e4m3-max-pools python3 tests/gpu/check_generated_kernels.py --kiln build
 step 60 generated-kernels python3 tests/gpu/check_generated_kernels.py --kiln build-gpu/kiln
 step 300 bench python3 bench/gpu_suite.py --kiln build-gpu/kiln --results-dir "$OUT" --models resnet50:256 \
   --precisions bf16,fp8,int8 --tag 8bit-convs-resnet50-b256
+if [ -n "${SUITE_MODELS:-}" ]; then
+  suite_seconds=$(( $(left) - 150 ))
+  [ "$suite_seconds" -lt 60 ] && suite_seconds=60
+  step 590 suite python3 bench/gpu_suite.py --kiln build-gpu/kiln --results-dir "$OUT" --models "$SUITE_MODELS" \
+    --precisions bf16,fp8,int8 --max-seconds $suite_seconds --tag 8bit-suite-rest
+fi
 echo "end (t=$((SECONDS - start))s, status $status)"
 exit $status

@@ -52,7 +52,7 @@ func.func @yield_types(%x: tensor<4x8xf32>) -> tensor<4x8xbf16> {
 
 func.func @unknown_kind(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{attribute 'kind' failed to satisfy constraint: string attribute one of: elementwise, gemm, conv}}
-  %g = kiln.fusion_group "pool"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %g = kiln.fusion_group "scan"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     %r = kiln.relu %a : tensor<4x8xf32>
     kiln.yield %r : tensor<4x8xf32>
@@ -261,4 +261,42 @@ func.func @gather_group_moves_nothing(%x: tensor<2x3xf32>) -> tensor<6xbf16> {
     kiln.yield %y : tensor<6xbf16>
   }
   return %r : tensor<6xbf16>
+}
+
+// -----
+
+func.func @pool_group_channels_first(%x: tensor<1x4x4x8xf32>) -> tensor<1x4x2x4xf32> {
+  %r = kiln.fusion_group "pool"(%x) : (tensor<1x4x4x8xf32>) -> tensor<1x4x2x4xf32> {
+  ^bb0(%a: tensor<1x4x4x8xf32>):
+    // expected-error @+1 {{cannot start a pool fusion group: it starts with a channels_last kiln.max_pool or kiln.avg_pool of the group's first input}}
+    %p = kiln.max_pool %a {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x4x8xf32>) -> tensor<1x4x2x4xf32>
+    %y = kiln.relu %p : tensor<1x4x2x4xf32>
+    kiln.yield %y : tensor<1x4x2x4xf32>
+  }
+  return %r : tensor<1x4x2x4xf32>
+}
+
+// -----
+
+func.func @pool_group_reads_a_tensor(%x: tensor<1x4x4x8xf32>, %b: tensor<8xf32>) -> tensor<1x2x2x8xf32> {
+  %r = kiln.fusion_group "pool"(%x, %b) : (tensor<1x4x4x8xf32>, tensor<8xf32>) -> tensor<1x2x2x8xf32> {
+  ^bb0(%a: tensor<1x4x4x8xf32>, %c: tensor<8xf32>):
+    %p = kiln.max_pool %a {channels_last = true, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x4x8xf32>) -> tensor<1x2x2x8xf32>
+    // expected-error @+1 {{in a pool fusion group reads, besides the chain, only one-element constants}}
+    %y = kiln.add %p, %c : (tensor<1x2x2x8xf32>, tensor<8xf32>) -> tensor<1x2x2x8xf32>
+    kiln.yield %y : tensor<1x2x2x8xf32>
+  }
+  return %r : tensor<1x2x2x8xf32>
+}
+
+// -----
+
+func.func @pool_group_pool_alone(%x: tensor<1x4x4x8xf32>) -> tensor<1x2x2x8xf32> {
+  // expected-error @+1 {{a pool fusion group converts the pool's value: a pool alone is no group}}
+  %r = kiln.fusion_group "pool"(%x) : (tensor<1x4x4x8xf32>) -> tensor<1x2x2x8xf32> {
+  ^bb0(%a: tensor<1x4x4x8xf32>):
+    %p = kiln.max_pool %a {channels_last = true, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x4x8xf32>) -> tensor<1x2x2x8xf32>
+    kiln.yield %p : tensor<1x2x2x8xf32>
+  }
+  return %r : tensor<1x2x2x8xf32>
 }

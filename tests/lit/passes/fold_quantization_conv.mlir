@@ -129,7 +129,7 @@ func.func @residual_bf16_result(%x: tensor<2x4x4x32xbf16>, %rq: tensor<2x4x4x16x
 
 // FP8: a conv of two E4M3 dequantizations is the same 8-bit conv group, E4M3 in and out with
 // an E4M3 residual; a conv mixing int8 and E4M3 is none (remark), and an E4M3 quantization
-// stays after a max pool (no E4M3 pool kernel has run on a GPU yet; an int8 one moves above it).
+// moves above a max pool as an int8 one does (the pool then runs on E4M3 values).
 // MIXED: remark: 8-bit convolution runs as its Q/DQ ops and a bf16 convolution (fake quantization): its input and weight are not both int8 or both float8e4m3fn
 // GROUP-LABEL: func.func @fp8
 // GROUP: kiln.fusion_group "conv"({{.*}}) : ({{.*}}tensor<2x4x4x32xf8E4M3FN>{{.*}}tensor<2x4x4x16xf8E4M3FN>{{.*}}) -> tensor<2x4x4x16xf8E4M3FN>
@@ -140,8 +140,8 @@ func.func @residual_bf16_result(%x: tensor<2x4x4x32xbf16>, %rq: tensor<2x4x4x16x
 // GROUP: kiln.add %[[C8]], %[[RD8]]
 // GROUP: kiln.relu
 // GROUP: kiln.quantize {{.*}} -> tensor<2x4x4x16xf8E4M3FN>
-// GROUP: %[[P:.*]] = kiln.max_pool
-// GROUP: kiln.quantize %[[P]]
+// GROUP: %[[PQ:.*]] = kiln.quantize %arg0, {{.*}} -> tensor<2x4x4x32xf8E4M3FN>
+// GROUP: kiln.max_pool %[[PQ]] {{.*}} -> tensor<2x2x2x32xf8E4M3FN>
 func.func @fp8(%x: tensor<2x4x4x32xbf16>, %res: tensor<2x4x4x16xf8E4M3FN>) -> (tensor<2x4x4x16xf8E4M3FN>, tensor<2x4x4x16xbf16>, tensor<2x2x2x32xf8E4M3FN>) {
   %s = kiln.constant dense<0.05> : tensor<bf16>
   %z = kiln.constant dense<0.0> : tensor<f8E4M3FN>

@@ -101,6 +101,13 @@ constexpr auto kOperand = KernelArg::Kind::Operand;
 constexpr auto kResult = KernelArg::Kind::Result;
 constexpr auto kScratch = KernelArg::Kind::Scratch;
 
+/// A fusion group's error, which may name a body op rather than the group.
+void expectGroupError(const OpDesc &group, const std::string &fragment) {
+  auto emitted = emitKernels(group, EmitContext{"k0_"});
+  ASSERT_FALSE(emitted.isOk()) << "expected an error mentioning '" << fragment << "'";
+  EXPECT_NE(emitted.status().message().find(fragment), std::string::npos) << emitted.status().message();
+}
+
 void expectError(const OpDesc &op, const std::string &fragment) {
   auto emitted = emitKernels(op, EmitContext{"k0_"});
   ASSERT_FALSE(emitted.isOk()) << op.op << ": expected an error mentioning '" << fragment << "'";
@@ -324,6 +331,64 @@ TEST(NormPoolKernels, ChannelsLastPoolsVectorizeOverChannels) {
   expectError(bad, "does not keep the input's N and C");
 }
 
+/// A pool fusion group as codegen describes it: a channels-last pool of `dtype` and the
+/// per-tensor quantization of its result to `quantized` (ResNet's stem max pool before the
+/// first INT8 conv), each op in its own types.
+OpDesc poolGroup(const std::string &poolOp, DType dtype, DType quantized, int64_t channels) {
+  const PoolCase stem = {{1, 0, 112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}};
+  OpDesc pool = lastPoolOp(poolOp, dtype, stem, channels);
+  OpDesc group;
+  group.op = "kiln.fusion_group";
+  group.name = "maxpool";
+  group.attrs["kind"] = std::string("pool");
+  group.operands = {pool.operands[0], floatConstant(dtype, {}, {0.0625}), floatConstant(quantized, {}, {0.0})};
+  TensorDesc result = pool.results[0];
+  result.dtype = quantized;
+  group.results = {result};
+  group.body.push_back(BodyOp{pool, {{true, 0}}});
+  group.body.push_back(BodyOp{makeOp("kiln.quantize", {pool.results[0], group.operands[1], group.operands[2]}, result),
+                              {{false, 0}, {true, 1}, {true, 2}}});
+  group.yields = {{false, 1}};
+  return group;
+}
+
+TEST(NormPoolKernels, PoolGroupsQuantizeEachPooledLaneBeforeTheOneWrite) {
+  Program program;
+  for (DType quantized : {DType::I8, DType::F8E4M3FN})
+    for (const char *op : {"kiln.max_pool", "kiln.avg_pool"})
+      for (auto [dtype, channels] : std::vector<std::pair<DType, int64_t>>{{DType::BF16, 64}, {DType::F32, 13}}) {
+        EmittedKernels k = program.add(poolGroup(op, dtype, quantized, channels));
+        ASSERT_EQ(k.launches.size(), 1u);
+        // The pooled tensor in, the 8-bit one out; the scale and zero point are baked.
+        expectArgs(k.launches[0], args({{kOperand, 0}, {kResult, 0}}));
+        std::string ty = dtype == DType::BF16 ? "__nv_bfloat16" : "float";
+        std::string q = quantized == DType::I8 ? "signed char" : "__nv_fp8_e4m3";
+        std::string lanes = std::to_string(normpool::channelVectorWidth(dtype, channels));
+        for (const std::string &text : {"const " + ty + " *__restrict__ x, " + q + " *__restrict__ y",
+                                        "kiln_np_vec<" + q + ", " + lanes + "> yvec",
+                                        // The lane rounded to the pool's type, as the op stores it,
+                                        // then quantized from that value.
+                                        ty + " v0[1];\n      kiln_st(v0, 0, ", std::string("kiln_ld(v0, 0)"),
+                                        std::string("out.v[j] = v1[0];")})
+          EXPECT_NE(k.source.find(text), std::string::npos) << text << "\n" << k.source;
+      }
+  program.compile("pool_groups.cu");
+}
+
+TEST(NormPoolKernels, PoolGroupsRefuseBodiesTheirKernelCannotCompute) {
+  OpDesc first = poolGroup("kiln.max_pool", DType::BF16, DType::I8, 64);
+  first.body[0].op.attrs["channels_last"] = int64_t(0);
+  expectGroupError(first, "starts with a channels_last max_pool or avg_pool");
+  OpDesc alone = poolGroup("kiln.max_pool", DType::BF16, DType::I8, 64);
+  alone.body.pop_back();
+  alone.yields = {{false, 0}};
+  expectGroupError(alone, "yields the last value of the chain after its pool");
+  // The quantize reading a tensor input at the element: the kernel reads only the pool's.
+  OpDesc other = poolGroup("kiln.max_pool", DType::BF16, DType::I8, 64);
+  other.operands[1] = other.body[1].op.operands[1] = tensor(DType::BF16, {});
+  expectGroupError(other, "reads a group input other than the pool's");
+}
+
 TEST(NormPoolKernels, ChannelsLastGlobalPoolsCompile) {
   Program program;
   const std::vector<std::vector<int64_t>> shapes = {{1, 7, 7, 2048}, {1, 112, 112, 16}, {1, 28, 28, 72},
@@ -528,11 +593,6 @@ TEST(NormPoolKernels, NormGroupsComputeTheirBodyAroundTheRowKernel) {
 }
 
 TEST(NormPoolKernels, NormGroupsRefuseBodiesTheirKernelCannotCompute) {
-  auto expectGroupError = [](const OpDesc &group, const std::string &fragment) {
-    auto emitted = emitKernels(group, EmitContext{"k0_"});
-    ASSERT_FALSE(emitted.isOk()) << "expected an error mentioning '" << fragment << "'";
-    EXPECT_NE(emitted.status().message().find(fragment), std::string::npos) << emitted.status().message();
-  };
   // The epilogue reading the prologue's sum: the kernel no longer holds it when it normalizes.
   OpDesc late = normGroup(DType::F32, 4, 64);
   late.body[4].args = {{false, 2}};
