@@ -9,8 +9,9 @@ meanwhile, then per precision
   accuracy  `kiln run` against onnxruntime: max relative error (max |kiln - ort| / max |ort|) and
             cosine similarity, worst over outputs; bounds fp32 1e-3, tf32 1e-2, bf16 3e-2,
             fp16 1e-2, cosine >= 0.999 for bf16/fp16, >= 0.995 fp8, >= 0.99 int8; an 8-bit
-            plan below its bound at batch 1 gets `kiln compare`'s culprits against the
-            interpreter's fp32 evaluation (the values where the error grows most)
+            plan below its bound at batch 1 (every 8-bit plan at batch 1 with --culprits) gets
+            `kiln compare`'s culprits against the interpreter's fp32 evaluation (the values
+            where the error grows most)
   kiln      `kiln bench --json`: compute_ms is Kiln's GPU time (CUDA events around the
             CUDA-graph replay of each request), median_ms the whole request (pinned host input
             -> GPU -> host output); then `kiln profile --json`: the bottleneck step with its
@@ -305,7 +306,7 @@ def kiln_rows(opts, tag, feeds, compile_job, reference, output_names, rows, devi
         out_dir = os.path.join(opts.work_dir, f"{tag}_{precision}_out")
         row.update(km.kiln_accuracy(opts.kiln, plan, input_args, out_dir, output_names, reference, precision,
                                     opts.step_timeout, opts.timing_cache))
-        if precision in ("fp8", "int8") and row.get("accurate") is False:
+        if precision in ("fp8", "int8") and (row.get("accurate") is False or opts.culprits):
             eight_bit_culprits(opts, compile_job.onnx_path, plan, input_args, row)
         if "max_rel_err" not in row:  # the plan did not run: nothing to time
             log(f"   {precision}: {row['error']}")
@@ -514,6 +515,9 @@ def parse_args(argv):
                                                               "with CUDA graphs records on the second/third)")
     parser.add_argument("--eager", action="store_true", help="also time the uncompiled torch model")
     parser.add_argument("--skip-torch-compile", action="store_true")
+    parser.add_argument("--culprits", action="store_true",
+                        help="`kiln compare` culprits for every 8-bit plan at batch 1, not only those below "
+                             "their cosine bound (a miss at a larger batch: MobileNetV3 fp8 b256)")
     parser.add_argument("--max-seconds", type=float, default=0,
                         help="start no new model after this many seconds (0: no limit)")
     parser.add_argument("--step-timeout", type=float, default=300, help="limit of one kiln compile, run or bench")

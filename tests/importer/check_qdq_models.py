@@ -278,7 +278,16 @@ def main():
         if compiled and opts.gpu:
             out_dir = os.path.join(opts.work_dir, config + "-gpu")
             if kiln("run", plan, "--input", f"{name}={held_out_path}", "--output-dir", out_dir):
+                before = len(problems)
                 compare("gpu", out_dir)
+                if len(problems) > before:
+                    # Where the GPU first parts from the interpreter's exact evaluation of the same
+                    # module: kiln compare's per-value errors and culprits.
+                    report = subprocess.run([opts.kiln, "compare", plan, "--reference", "interpreter", "--model", qdq,
+                                             "--input", f"{name}={held_out_path}", "--top", "5"],
+                                            capture_output=True, text=True)
+                    print("\n".join("    compare: " + line for line in
+                                    (report.stdout + report.stderr).strip().splitlines()[-25:]))
         ops = sorted({n.op_type for n in model.graph.node})
         print(f"{'FAILED' if problems else 'ok'} {config} ({len(model.graph.node)} nodes: {', '.join(ops)})")
         for p in problems:
