@@ -372,6 +372,15 @@ TEST(NormPoolKernels, PoolGroupsQuantizeEachPooledLaneBeforeTheOneWrite) {
                                         std::string("out.v[j] = v1[0];")})
           EXPECT_NE(k.source.find(text), std::string::npos) << text << "\n" << k.source;
       }
+  // An int8 max pool (a quantization moved above it) and the dequantization of its result for
+  // a float reader: 16 int8 lanes in, 16 floats out (a 64-byte vector of the result type).
+  OpDesc dequantized = poolGroup("kiln.max_pool", DType::I8, DType::I8, 64);
+  dequantized.operands[1] = dequantized.body[1].op.operands[1] = floatConstant(DType::F32, {}, {0.0625});
+  dequantized.results[0].dtype = DType::F32;
+  dequantized.body[1].op = makeOp("kiln.dequantize", dequantized.body[1].op.operands, dequantized.results[0]);
+  EmittedKernels k = program.add(dequantized);
+  EXPECT_NE(k.source.find("kiln_np_vec<float, 16> yvec"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("signed char v0[1];"), std::string::npos) << k.source;
   program.compile("pool_groups.cu");
 }
 
