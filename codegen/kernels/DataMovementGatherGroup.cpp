@@ -7,13 +7,16 @@
 // with its own element function (bodyOpStatements), so the group computes exactly what its
 // ops compute alone. A reshape keeps the row-major linear index, a transpose permutes the
 // coordinates, a pad shifts them and sends what falls outside its input to its value (the
-// first pad met walking back from the result decides, as the ops would in order).
+// first pad met walking back from the result decides, as the ops would in order). A thread
+// takes up to 16 bytes of adjacent result elements along the last axis and stores them as one
+// vector.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/kernels/DataMovementSource.h"
 #include "codegen/kernels/FusionBodySource.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace kiln::codegen::datamovement {
@@ -102,22 +105,39 @@ StatusOr<EmittedKernels> emitGatherGroup(const OpDesc &group, const EmitContext 
     return group.error("internal: a gather group's index maps keep the element type");
   const std::string raw = rawType(result.dtype);
 
+  // Each thread writes `width` adjacent result elements (16 bytes where the last axis allows):
+  // a warp then stores whole lines, and its loads of one slot fall on neighbouring pixels of a
+  // row (the stem's gather: 16 pixels a warp, 128 contiguous bytes of a plane row a load) where
+  // one element a thread spread a warp's loads over 3 planes and 2 rows, 8 bytes of each.
+  const int64_t bytes = static_cast<int64_t>(plan::dtypeBytes(result.dtype));
+  const int64_t last = result.shape.empty() ? 1 : result.shape.back();
+  int64_t width = std::max<int64_t>(16 / std::max<int64_t>(bytes, 1), 1);
+  while (width > 1 && last % width != 0)
+    width /= 2;
+  const std::string index = width > 1 ? "o" : "j", target = width > 1 ? "vec.v[e]" : "out[j]";
+
   LoopKernel kernel;
   kernel.function = context.symbol + "gather";
-  kernel.count = result.numElements();
+  kernel.count = result.numElements() / width;
   kernel.params.push_back({"const " + storageType(input.dtype) + " *__restrict__ in", KernelArg::operand(0)});
   kernel.params.push_back({raw + " *__restrict__ out", KernelArg::result(0)});
   std::ostringstream body;
-  body << "kiln_i64 i = j;\nbool padded = false;\n" << raw << " fill = 0;\n";
+  if (width > 1) {
+    kernel.prologue = "struct alignas(" + std::to_string(bytes * width) + ") kiln_gather_vec { " + raw + " v[" +
+                      std::to_string(width) + "]; };\n";
+    body << "kiln_gather_vec vec;\n#pragma unroll\nfor (int e = 0; e < " << width << "; ++e) {\nconst kiln_i64 o = j * "
+         << width << " + e;\n";
+  }
+  body << "kiln_i64 i = " << index << ";\nbool padded = false;\n" << raw << " fill = 0;\n";
   for (size_t m = group.body.size(); m-- > firstMap;) {
     auto statements = mapBack(group, group.body[m].op);
     if (!statements.isOk())
       return statements.status();
     body << statements.value();
   }
-  body << "if (padded) {\n  out[j] = fill;\n} else {\n";
+  body << "if (padded) {\n  " << target << " = fill;\n} else {\n";
   if (firstMap == 0) {
-    body << "  out[j] = reinterpret_cast<const " << raw << " *>(in)[i];\n";
+    body << "  " << target << " = reinterpret_cast<const " << raw << " *>(in)[i];\n";
   } else {
     // The elementwise ops on the one element read; any other operand is a constant they bake.
     bool readsOther = false;
@@ -133,9 +153,11 @@ StatusOr<EmittedKernels> emitGatherGroup(const OpDesc &group, const EmitContext 
     }
     if (readsOther)
       return group.error("internal: a gather group's elementwise op reads a group input other than the chain");
-    body << "  out[j] = *reinterpret_cast<const " << raw << " *>(v" << firstMap - 1 << ");\n";
+    body << "  " << target << " = *reinterpret_cast<const " << raw << " *>(v" << firstMap - 1 << ");\n";
   }
   body << "}\n";
+  if (width > 1)
+    body << "}\nreinterpret_cast<kiln_gather_vec *>(out)[j] = vec;\n";
   kernel.body = body.str();
   EmittedKernels out;
   addLoopKernel(out, kernel);

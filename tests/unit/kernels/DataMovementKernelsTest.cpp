@@ -620,13 +620,20 @@ TEST(DataMovementKernels, GatherGroupsOfCastsTransposesAndPads) {
   auto kernels = batch.add(gatherGroup({image, pads, zero}, stem, {{}, {}, {}, {}, {1, 2}}), "gather stem");
   ASSERT_EQ(kernels.launches.size(), 1u);
   EXPECT_TRUE(sameArgs(kernels.launches[0].args, {KernelArg::operand(0), KernelArg::result(0)}));
+  // A thread writes 8 adjacent bf16 channels (16 bytes): 2 * 7 * 6 * 16 / 8 of them.
+  for (const char *text : {"struct alignas(16) kiln_gather_vec { unsigned short v[8]; };", "j < 168LL",
+                           "const kiln_i64 o = j * 8 + e;", "vec.v[e] = fill;",
+                           "reinterpret_cast<kiln_gather_vec *>(out)[j] = vec;"})
+    EXPECT_NE(kernels.source.find(text), std::string::npos) << text << "\n" << kernels.source;
   // f32 moved as bits: a transpose and a pad by a non-zero value, no elementwise op.
   TensorDesc x = tensor(DType::F32, {3, 1, 1025, 7}), pads4 = ints(DType::I64, {8}, {0, 1, 0, 3, 0, 0, 0, 2});
   TensorDesc fill = floats(DType::F32, {}, {-2});
   std::vector<OpDesc> moves = {
       makeOp("transpose", {x}, {tensor(DType::F32, {3, 7, 1, 1025})}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}}),
       makeOp("pad", {tensor(DType::F32, {3, 7, 1, 1025}), pads4, fill}, {tensor(DType::F32, {3, 8, 1, 1030})})};
-  batch.add(gatherGroup({x, pads4, fill}, moves, {{}, {1, 2}}), "gather transpose pad");
+  // 1030 f32 a row: two adjacent elements a thread (1030 is not a multiple of 4).
+  auto pairs = batch.add(gatherGroup({x, pads4, fill}, moves, {{}, {1, 2}}), "gather transpose pad");
+  EXPECT_NE(pairs.source.find("struct alignas(8) kiln_gather_vec"), std::string::npos) << pairs.source;
   batch.compile("gather");
 
   // What codegen refuses (the verifier's rules, should a group break them): an elementwise op
