@@ -12,7 +12,9 @@
 // s32), each 16 pixels x 128 channels; the residual tile comes into shared memory with 16-byte
 // loads, the epilogue (per-channel scale, bias, residual times its scale, ReLU, quantize with
 // saturation) rewrites it in place, and the tile leaves with 16-byte stores. Shared rows are
-// padded by 16 bytes so the fragment loads hit 32 distinct banks.
+// padded by 16 bytes so the fragment loads hit 32 distinct banks. Two variants: "simple" loads,
+// computes and stores each tile in turn; "pipelined" keeps two tile buffers and has the next
+// tile's loads in flight (cp.async) while it computes and stores this one.
 //
 // Checks the outputs of every 37th pixel and of the last tile against a CPU reference (at most
 // one int8 step apart: the GPU contracts the epilogue into FMAs) and prints the median time of
@@ -41,16 +43,50 @@ constexpr int kBlockPixels = 64, kBlockChannels = 256, kThreads = 256;
     }                                                                                              \
   } while (0)
 
-template <int C>
+/// 16 bytes from global to shared memory: cp.async (asynchronous, zero-filled past the
+/// pixels) when `async`, else through registers.
+template <bool async>
+__device__ __forceinline__ void copy16(int8_t *dst, const int8_t *src, bool inside) {
+  if constexpr (async) {
+    unsigned dstAddress = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dstAddress), "l"(src),
+                 "r"(inside ? 16 : 0));
+  } else {
+    *reinterpret_cast<int4 *>(dst) = inside ? *reinterpret_cast<const int4 *>(src) : make_int4(0, 0, 0, 0);
+  }
+}
+
+/// One tile's input (64 pixels of x) and residual (64 pixels x 256 channels) into shared rows.
+template <int C, bool async>
+__device__ __forceinline__ void loadTile(int8_t *sA, int8_t *sR, const int8_t *x, const int8_t *residual,
+                                         int p0, int n0, int pixels, int channels) {
+  constexpr int kRowA = C + 16, kRowR = kBlockChannels + 16;
+  for (int i = threadIdx.x; i < kBlockPixels * C / 16; i += kThreads) {
+    int row = i / (C / 16), col = (i % (C / 16)) * 16;
+    bool inside = p0 + row < pixels;
+    copy16<async>(sA + row * kRowA + col, x + static_cast<size_t>(inside ? p0 + row : 0) * C + col, inside);
+  }
+  if (residual)
+    for (int i = threadIdx.x; i < kBlockPixels * kBlockChannels / 16; i += kThreads) {
+      int row = i / (kBlockChannels / 16), col = (i % (kBlockChannels / 16)) * 16;
+      bool inside = p0 + row < pixels;
+      copy16<async>(sR + row * kRowR + col,
+                    residual + static_cast<size_t>(inside ? p0 + row : 0) * channels + n0 + col, inside);
+    }
+}
+
+/// `pipelined`: two tile buffers, the next tile's loads (cp.async) in flight while this one
+/// computes and stores; else one buffer, loaded, computed and stored in turn.
+template <int C, bool pipelined>
 __global__ void __launch_bounds__(kThreads, 2)
     conv1x1Int8(const int8_t *__restrict__ x, const int8_t *__restrict__ w, const float *__restrict__ scale,
                 const float *__restrict__ bias, const int8_t *__restrict__ residual, float residualScale,
                 float yScale, int8_t *__restrict__ y, int pixels, int channels) {
   constexpr int kRowA = C + 16, kRowR = kBlockChannels + 16; // padded shared rows, in bytes
+  constexpr int kTileBytes = kBlockPixels * kRowA + kBlockPixels * kRowR;
   extern __shared__ __align__(16) unsigned char shared[];
-  int8_t *sW = reinterpret_cast<int8_t *>(shared);   // kBlockChannels x kRowA
-  int8_t *sA = sW + kBlockChannels * kRowA;            // kBlockPixels x kRowA
-  int8_t *sR = sA + kBlockPixels * kRowA;              // kBlockPixels x kRowR: residual in, y out
+  int8_t *sW = reinterpret_cast<int8_t *>(shared); // kBlockChannels x kRowA, then the tile buffers:
+  int8_t *tiles = sW + kBlockChannels * kRowA;     // kBlockPixels x kRowA of x, kBlockPixels x kRowR
   const int n0 = blockIdx.y * kBlockChannels, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int group = lane >> 2, quad = lane & 3, wm = warp & 3, wn = warp >> 2;
   for (int i = tid; i < kBlockChannels * C / 16; i += kThreads) {
@@ -58,24 +94,29 @@ __global__ void __launch_bounds__(kThreads, 2)
     *reinterpret_cast<int4 *>(sW + row * kRowA + col) =
         *reinterpret_cast<const int4 *>(w + static_cast<size_t>(n0 + row) * C + col);
   }
-  for (int tile = blockIdx.x; tile * kBlockPixels < pixels; tile += gridDim.x) {
+  if constexpr (pipelined) {
+    loadTile<C, true>(tiles, tiles + kBlockPixels * kRowA, x, residual, blockIdx.x * kBlockPixels, n0, pixels,
+                      channels);
+    asm volatile("cp.async.commit_group;\n" ::);
+  }
+  int buffer = 0;
+  for (int tile = blockIdx.x; tile * kBlockPixels < pixels; tile += gridDim.x, buffer ^= 1) {
     const int p0 = tile * kBlockPixels;
-    __syncthreads(); // the previous tile's shared memory is consumed
-    for (int i = tid; i < kBlockPixels * C / 16; i += kThreads) {
-      int row = i / (C / 16), col = (i % (C / 16)) * 16;
-      int4 v = make_int4(0, 0, 0, 0);
-      if (p0 + row < pixels)
-        v = *reinterpret_cast<const int4 *>(x + static_cast<size_t>(p0 + row) * C + col);
-      *reinterpret_cast<int4 *>(sA + row * kRowA + col) = v;
-    }
-    if (residual)
-      for (int i = tid; i < kBlockPixels * kBlockChannels / 16; i += kThreads) {
-        int row = i / (kBlockChannels / 16), col = (i % (kBlockChannels / 16)) * 16;
-        int4 v = make_int4(0, 0, 0, 0);
-        if (p0 + row < pixels)
-          v = *reinterpret_cast<const int4 *>(residual + static_cast<size_t>(p0 + row) * channels + n0 + col);
-        *reinterpret_cast<int4 *>(sR + row * kRowR + col) = v;
+    int8_t *sA = tiles + (pipelined ? buffer * kTileBytes : 0), *sR = sA + kBlockPixels * kRowA;
+    __syncthreads(); // every thread is done with the buffer the next loads overwrite
+    if constexpr (pipelined) {
+      const int next = tile + gridDim.x;
+      if (next * kBlockPixels < pixels) {
+        int8_t *nA = tiles + (buffer ^ 1) * kTileBytes;
+        loadTile<C, true>(nA, nA + kBlockPixels * kRowA, x, residual, next * kBlockPixels, n0, pixels, channels);
+        asm volatile("cp.async.commit_group;\n" ::);
+        asm volatile("cp.async.wait_group 1;\n" ::);
+      } else {
+        asm volatile("cp.async.wait_group 0;\n" ::);
       }
+    } else {
+      loadTile<C, false>(sA, sR, x, residual, p0, n0, pixels, channels);
+    }
     __syncthreads();
     int acc[16][4];
 #pragma unroll
@@ -134,7 +175,7 @@ struct Shape {
   bool residual;
 };
 
-template <int C> void run(const Shape &s, int sms) {
+template <int C, bool pipelined> void run(const Shape &s, int sms) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> q(-127, 127);
   std::vector<int8_t> x(static_cast<size_t>(s.pixels) * C), w(static_cast<size_t>(s.k) * C),
@@ -161,12 +202,14 @@ template <int C> void run(const Shape &s, int sms) {
   CHECK(cudaMemcpy(dr, r.data(), r.size(), cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(ds, scale.data(), s.k * sizeof(float), cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(db, bias.data(), s.k * sizeof(float), cudaMemcpyHostToDevice));
-  const size_t sharedBytes = (kBlockChannels + kBlockPixels) * (C + 16) + kBlockPixels * (kBlockChannels + 16);
-  CHECK(cudaFuncSetAttribute(conv1x1Int8<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
+  const size_t tileBytes = kBlockPixels * (C + 16) + kBlockPixels * (kBlockChannels + 16);
+  const size_t sharedBytes = kBlockChannels * (C + 16) + (pipelined ? 2 : 1) * tileBytes;
+  CHECK(cudaFuncSetAttribute(conv1x1Int8<C, pipelined>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             int(sharedBytes)));
   const int tiles = (s.pixels + kBlockPixels - 1) / kBlockPixels, groups = s.k / kBlockChannels;
   const dim3 grid(std::min(tiles, std::max(1, 2 * sms / groups)), groups);
   auto launch = [&] {
-    conv1x1Int8<C><<<grid, kThreads, sharedBytes>>>(dx, dw, ds, db, s.residual ? dr : nullptr, residualScale,
+    conv1x1Int8<C, pipelined><<<grid, kThreads, sharedBytes>>>(dx, dw, ds, db, s.residual ? dr : nullptr, residualScale,
                                                       yScale, dy, s.pixels, s.k);
   };
   launch();
@@ -205,9 +248,9 @@ template <int C> void run(const Shape &s, int sms) {
   std::sort(times.begin(), times.end());
   const double ms = times[times.size() / 2];
   const double bytes = double(s.pixels) * C + double(s.pixels) * s.k * (s.residual ? 2 : 1) + double(w.size());
-  std::printf("%-34s %8.1f us  %6.0f GB/s  grid %ux%u, %zu B shared  %s (%zu of %zu checked outputs one step off, "
+  std::printf("%-34s %-9s %8.1f us  %6.0f GB/s  grid %ux%u, %zu B shared  %s (%zu of %zu checked outputs one step off, "
               "%zu more)\n",
-              s.name, ms * 1e3, bytes / (ms * 1e-3) / 1e9, grid.x, grid.y, sharedBytes, far ? "WRONG" : "ok", off - far,
+              s.name, pipelined ? "pipelined" : "simple", ms * 1e3, bytes / (ms * 1e-3) / 1e9, grid.x, grid.y, sharedBytes, far ? "WRONG" : "ok", off - far,
               checked, far);
   cudaFree(dx);
   cudaFree(dw);
@@ -225,8 +268,14 @@ int main() {
   std::printf("%s, %d SMs; int8 x, w, residual, y; per-channel scale, bias, ReLU; b256 NHWC\n", prop.name,
               prop.multiProcessorCount);
   const int sms = prop.multiProcessorCount;
-  run<64>({"l1 1x1 64->256 @56 +res(int8)", 256 * 56 * 56, 64, 256, true}, sms);
-  run<64>({"l1 1x1 64->256 @56", 256 * 56 * 56, 64, 256, false}, sms);
-  run<128>({"l2 1x1 128->512 @28 +res(int8)", 256 * 28 * 28, 128, 512, true}, sms);
+  const Shape l1res = {"l1 1x1 64->256 @56 +res(int8)", 256 * 56 * 56, 64, 256, true};
+  const Shape l1 = {"l1 1x1 64->256 @56", 256 * 56 * 56, 64, 256, false};
+  const Shape l2res = {"l2 1x1 128->512 @28 +res(int8)", 256 * 28 * 28, 128, 512, true};
+  run<64, false>(l1res, sms);
+  run<64, true>(l1res, sms);
+  run<64, false>(l1, sms);
+  run<64, true>(l1, sms);
+  run<128, false>(l2res, sms);
+  run<128, true>(l2res, sms);
   return 0;
 }
