@@ -5,7 +5,8 @@
 #      and between them `kiln calibrate --device gpu` against the interpreter's file
 #   2. QDQ models (tests/importer/check_qdq_models.py --gpu): the E4M3 and int8 conv block against
 #      onnxruntime, the E4M3 MLP (FP8 GEMMs)
-#   3. generated kernels at odd sizes against the interpreter (data movement among them)
+#   3. generated kernels at odd sizes against the interpreter (the E4M3 max pools and the gather
+#      groups first, then all)
 #   4. ResNet-50 b256 in bf16, fp8 and int8 beside torch.compile bf16 (bench/gpu_suite.py)
 #   5. (only when SUITE_MODELS is set) those suite cells, e.g. vit_b_16:64,resnet50:1, in bf16,
 #      fp8 and int8 beside torch.compile bf16
@@ -42,6 +43,8 @@ step 40 qdq-mlp python3 tests/importer/check_qdq_models.py --kiln build-gpu/kiln
 # then every generated kernel (208 cases: more than a short call's 60 s).
 step 30 e4m3-max-pools python3 tests/gpu/check_generated_kernels.py --kiln build-gpu/kiln \
   --only pool_last_max_pool_k3s2_f8E4M3FN,pool_last_max_pool_k23d2ceil_f8E4M3FN
+# The gather groups (ResNet's stem input; vectorized stores since 2026-12-08).
+step 40 gather-groups python3 tests/gpu/check_generated_kernels.py --kiln build-gpu/kiln --only gather_
 step 60 generated-kernels python3 tests/gpu/check_generated_kernels.py --kiln build-gpu/kiln
 step 300 bench python3 bench/gpu_suite.py --kiln build-gpu/kiln --results-dir "$OUT" --models resnet50:256 \
   --precisions bf16,fp8,int8 --tag 8bit-convs-resnet50-b256
