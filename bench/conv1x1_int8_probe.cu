@@ -30,18 +30,11 @@
 #include <random>
 #include <vector>
 
+#include "kernel_probe.h"
+
 namespace {
 
 constexpr int kBlockPixels = 64, kBlockChannels = 256, kThreads = 256;
-
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    cudaError_t e = (call);                                                                        \
-    if (e != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e));              \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
 
 /// 16 bytes from global to shared memory: cp.async (asynchronous, zero-filled past the
 /// pixels) when `async`, else through registers.
@@ -231,22 +224,7 @@ template <int C, bool pipelined> void run(const Shape &s, int sms) {
       off += d > 0;
       far += d > 1;
     }
-  cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
-  std::vector<float> times;
-  for (int i = 0; i < 23; ++i) {
-    CHECK(cudaEventRecord(start));
-    launch();
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (i >= 3)
-      times.push_back(ms);
-  }
-  std::sort(times.begin(), times.end());
-  const double ms = times[times.size() / 2];
+  const double ms = medianMs(launch);
   const double bytes = double(s.pixels) * C + double(s.pixels) * s.k * (s.residual ? 2 : 1) + double(w.size());
   std::printf("%-34s %-9s %8.1f us  %6.0f GB/s  grid %ux%u, %zu B shared  %s (%zu of %zu checked outputs one step off, "
               "%zu more)\n",

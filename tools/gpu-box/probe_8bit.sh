@@ -3,8 +3,10 @@
 # cuBLASLt GEMMs run for the suite's shapes and how fast against bf16 (bench/conv8_probe.cpp,
 # bench/gemm8_probe.cpp), into $OUT/conv8-probe.txt and $OUT/gemm8-probe.txt; `conv1x1` runs
 # bench/conv1x1_int8_probe.cu (a kernel of our own for ResNet's memory-bound INT8 1x1 convs with
-# a residual) and cuDNN's INT8 graphs of the same shapes, into $OUT/conv1x1-probe.txt.
-#   tools/gpu-box/probe_8bit.sh [conv|gemm|conv1x1 ...]   (default: gemm and conv)
+# a residual) and cuDNN's INT8 graphs of the same shapes, into $OUT/conv1x1-probe.txt; `stem`
+# runs bench/stem_conv_probe.cu (ResNet's s2d stem as an implicit GEMM of our own) and cuDNN's
+# bf16 graph of it, into $OUT/stem-probe.txt.
+#   tools/gpu-box/probe_8bit.sh [conv|gemm|conv1x1|stem ...]   (default: gemm and conv)
 set -uo pipefail
 source "$(dirname "$0")/box-env.sh"
 status=0
@@ -15,6 +17,12 @@ for which in ${@:-gemm conv}; do
     for shape in "l1 1x1 64->256" "l2 1x1 128->512"; do
       build-gpu/probes/conv8_probe "$shape" "int8 *s[k]+bias+" 2>&1 | tee -a "$OUT/conv1x1-probe.txt" || status=1
     done
+    continue
+  fi
+  if [ "$which" = stem ]; then
+    nvidia-smi --query-gpu=name --format=csv,noheader > "$OUT/stem-probe.txt"
+    build-gpu/probes/stem_conv_probe 2>&1 | tee -a "$OUT/stem-probe.txt" || status=1
+    build-gpu/probes/conv8_probe "stem s2d 4x4 16->64" "bf16" 2>&1 | tee -a "$OUT/stem-probe.txt" || status=1
     continue
   fi
   nvidia-smi --query-gpu=name --format=csv,noheader > "$OUT/$which""8-probe.txt"
