@@ -8,8 +8,9 @@
 #   3. generated kernels at odd sizes against the interpreter (the E4M3 max pools and the gather
 #      groups first, then all)
 #   4. ResNet-50 b256 in bf16, fp8 and int8 beside torch.compile bf16 (bench/gpu_suite.py)
-#   5. (only when SUITE_MODELS is set) those suite cells, e.g. vit_b_16:64,resnet50:1, in bf16,
-#      fp8 and int8 beside torch.compile bf16
+#   5. (only when STEPS names `probes`) the conv kernel probes against cuDNN (probe_8bit.sh)
+#   6. (only when SUITE_MODELS is set) those suite cells, e.g. vit_b_16:64,resnet50:1, in bf16,
+#      fp8 and int8 beside torch.compile bf16, with kiln compare's culprits for 8-bit plans at b1
 # Logs and the suite's JSON go to $OUT. STEPS=fp8-convs,qdq-mlp,... runs only the steps named
 # (their log names), for a short call that re-checks what changed.
 #   [STEPS=...] [SUITE_MODELS=...] tools/gpu-box/check_8bit_convs.sh [seconds, default 560]
@@ -39,8 +40,8 @@ step 40 qdq-conv-block python3 tests/importer/check_qdq_models.py --kiln build-g
   --expect-int8-convs 3 --expect-fp8-convs 3 --work-dir "$WORK/conv_block" --gpu --configs int8-symmetric-activations,fp8-convs
 step 40 qdq-mlp python3 tests/importer/check_qdq_models.py --kiln build-gpu/kiln --model mlp --batch 64 \
   --expect-fp8-gemms 2 --work-dir "$WORK/mlp" --gpu --configs fp8-linear-layers
-# The E4M3 max pools first (an fp8 plan's quantize may move above its max pool once they pass),
-# then every generated kernel (208 cases: more than a short call's 60 s).
+# The E4M3 max pools first (fp8 plans move a quantization above a max pool since they passed on
+# the H100), then every generated kernel (208 cases: more than a short call's 60 s).
 step 30 e4m3-max-pools python3 tests/gpu/check_generated_kernels.py --kiln build-gpu/kiln \
   --only pool_last_max_pool_k3s2_f8E4M3FN,pool_last_max_pool_k23d2ceil_f8E4M3FN
 # The gather groups (ResNet's stem input; vectorized stores since 2026-12-08).
@@ -48,11 +49,16 @@ step 40 gather-groups python3 tests/gpu/check_generated_kernels.py --kiln build-
 step 60 generated-kernels python3 tests/gpu/check_generated_kernels.py --kiln build-gpu/kiln
 step 300 bench python3 bench/gpu_suite.py --kiln build-gpu/kiln --results-dir "$OUT" --models resnet50:256 \
   --precisions bf16,fp8,int8 --tag 8bit-convs-resnet50-b256
+# Conv kernels of our own against cuDNN (bench/conv1x1_int8_probe.cu, stem_conv_probe.cu; their
+# binaries in build-gpu/probes, carried beside build-gpu/kiln). Only when STEPS names it.
+if [[ ",${STEPS:-}," == *",probes,"* ]]; then
+  step 150 probes bash tools/gpu-box/probe_8bit.sh conv1x1 stem
+fi
 if [ -n "${SUITE_MODELS:-}" ]; then
   suite_seconds=$(( $(left) - 150 ))
   [ "$suite_seconds" -lt 60 ] && suite_seconds=60
   step 590 suite python3 bench/gpu_suite.py --kiln build-gpu/kiln --results-dir "$OUT" --models "$SUITE_MODELS" \
-    --precisions bf16,fp8,int8 --max-seconds $suite_seconds --tag 8bit-suite-rest
+    --precisions bf16,fp8,int8 --culprits --max-seconds $suite_seconds --tag 8bit-suite-rest
 fi
 echo "end (t=$((SECONDS - start))s, status $status)"
 exit $status
