@@ -53,6 +53,7 @@ private:
   Status matmul(const DeviceResources &res, const cublasLtMatmulAlgo_t &algo, uint64_t workspaceBytes);
 
   cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
+  bool fullFp8Accumulation_ = false; // an FP8 matmul without FAST_ACCUM (one writing f32)
   cudaDataType_t typeAB_ = CUDA_R_32F, typeCD_ = CUDA_R_32F; // plan A and B; C, D and bias
   cudaDataType_t typeC_ = CUDA_R_32F; // C and bias: D's type, or 16-bit beside an FP8 D
   const plan::Plan *plan_ = nullptr;
