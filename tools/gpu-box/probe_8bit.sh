@@ -22,7 +22,7 @@ for which in ${@:-gemm conv}; do
   if [ "$which" = stem ]; then
     nvidia-smi --query-gpu=name --format=csv,noheader > "$OUT/stem-probe.txt"
     build-gpu/probes/stem_conv_probe 2>&1 | tee -a "$OUT/stem-probe.txt" || status=1
-    build-gpu/probes/conv8_probe "stem s2d 4x4 16->64" "bf16" 2>&1 | tee -a "$OUT/stem-probe.txt" || status=1
+    build-gpu/probes/conv8_probe "stem s2d 4x4 16->64" "bf16 +bias" 2>&1 | tee -a "$OUT/stem-probe.txt" || status=1
     continue
   fi
   nvidia-smi --query-gpu=name --format=csv,noheader > "$OUT/$which""8-probe.txt"
