@@ -181,6 +181,19 @@ bool isOneElementConstantInput(FusionGroupOp group, Value value) {
   return constantInput(group, value) && llvm::cast<RankedTensorType>(value.getType()).getNumElements() == 1;
 }
 
+/// An elementwise op of a gather or pool group (`kind`) converting the group's chain, its
+/// first operand `chain`: it reads one-element constants besides and keeps the chain's shape.
+LogicalResult verifyChainConversion(FusionGroupOp group, Operation &op, Value chain, llvm::StringRef kind) {
+  for (Value operand : op.getOperands().drop_front())
+    if (!isOneElementConstantInput(group, operand))
+      return op.emitOpError() << "in a " << kind << " fusion group reads, besides the chain, only one-element "
+                                 "constants";
+  if (llvm::cast<RankedTensorType>(op.getResult(0).getType()).getShape() !=
+      llvm::cast<RankedTensorType>(chain.getType()).getShape())
+    return op.emitOpError() << "in a " << kind << " fusion group keeps the chain's shape";
+  return success();
+}
+
 /// A gather group: one chain from the first group input, elementwise ops first (each reading
 /// the chain and one-element constants besides), then index maps (reshape, transpose, a
 /// constant-mode pad by constant non-negative amounts), at least one a kernel of its own (not a
@@ -210,13 +223,8 @@ LogicalResult verifyGatherBody(FusionGroupOp group) {
     } else if (isGroupElementwise(&op)) {
       if (indexMaps)
         return op.emitOpError() << "in a gather fusion group comes after an index map; elementwise ops come first";
-      for (Value operand : op.getOperands().drop_front())
-        if (!isOneElementConstantInput(group, operand))
-          return op.emitOpError() << "in a gather fusion group reads, besides the chain, only one-element "
-                                     "constants";
-      if (llvm::cast<RankedTensorType>(op.getResult(0).getType()).getShape() !=
-          llvm::cast<RankedTensorType>(chain.getType()).getShape())
-        return op.emitOpError() << "in a gather fusion group keeps the chain's shape";
+      if (failed(verifyChainConversion(group, op, chain, "gather")))
+        return failure();
     } else {
       return op.emitOpError() << "cannot be in a gather fusion group: it holds elementwise ops, then reshape, "
                                  "transpose and constant-mode pad";
@@ -245,16 +253,12 @@ LogicalResult verifyPoolBody(FusionGroupOp group) {
     return pool.emitOpError() << "cannot start a pool fusion group: it starts with a channels_last kiln.max_pool or "
                                  "kiln.avg_pool of the group's first input";
   Value chain = pool.getResult(0);
-  auto shape = llvm::cast<RankedTensorType>(chain.getType()).getShape();
   for (Operation &op : llvm::drop_begin(ops)) {
     if (!isGroupElementwise(&op) || op.getNumResults() != 1 || op.getOperand(0) != chain)
       return op.emitOpError() << "in a pool fusion group must be an elementwise op reading the previous op's result "
                                  "as its first operand";
-    for (Value operand : op.getOperands().drop_front())
-      if (!isOneElementConstantInput(group, operand))
-        return op.emitOpError() << "in a pool fusion group reads, besides the chain, only one-element constants";
-    if (llvm::cast<RankedTensorType>(op.getResult(0).getType()).getShape() != shape)
-      return op.emitOpError() << "in a pool fusion group keeps the pool's shape";
+    if (failed(verifyChainConversion(group, op, chain, "pool")))
+      return failure();
     chain = op.getResult(0);
   }
   if (chain == pool.getResult(0))

@@ -639,6 +639,15 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     return value.getDefiningOp<ConstantOp>() && llvm::cast<RankedTensorType>(value.getType()).getNumElements() == 1;
   }
 
+  /// An elementwise op converting its first operand, a gather or pool group's chain: of the
+  /// chain's shape, reading one-element constants besides.
+  static bool convertsChain(Operation *op) {
+    return isFusible(op) &&
+           llvm::cast<RankedTensorType>(op->getOperand(0).getType()).getShape() ==
+               llvm::cast<RankedTensorType>(op->getResult(0).getType()).getShape() &&
+           llvm::all_of(op->getOperands().drop_front(), isOneElementConstant);
+  }
+
   /// The chain a gather group computes, ending in `root` (a constant pad), in block order:
   /// producers that only the chain reads, index maps (reshape, transpose, constant pad) and
   /// before them elementwise ops of one-element constants besides the chain; empty when it
@@ -651,11 +660,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       auto type = llvm::cast<RankedTensorType>(op->getResult(0).getType());
       return type.hasStaticShape() && (llvm::isa<ReshapeOp, TransposeOp>(op) || isConstantPad(op));
     };
-    auto elementwise = [](Operation *op) {
-      return isFusible(op) && op->getOperand(0).getType() == llvm::cast<RankedTensorType>(op->getResult(0).getType())
-                                                                    .clone(elementOf(op->getOperand(0))) &&
-             llvm::all_of(op->getOperands().drop_front(), isOneElementConstant);
-    };
+
     if (!llvm::isa<PadOp>(root) || !indexMap(root))
       return {};
     llvm::SmallVector<Operation *> chain{root};
@@ -665,7 +670,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       Operation *producer = input.getDefiningOp();
       if (!producer || !input.hasOneUse() || producer->getNumResults() != 1)
         break;
-      if (elementwise(producer))
+      if (convertsChain(producer))
         prefix = true;
       else if (prefix || !indexMap(producer))
         break;
@@ -720,9 +725,7 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
       chain.insert(pool);
       for (Value current = pool->getResult(0); current.hasOneUse();) {
         Operation *user = *current.getUsers().begin();
-        if (!isFusible(user) || user->getOperand(0) != current ||
-            llvm::cast<RankedTensorType>(user->getResult(0).getType()).getShape() != type.getShape() ||
-            !llvm::all_of(user->getOperands().drop_front(), isOneElementConstant))
+        if (user->getOperand(0) != current || !convertsChain(user))
           break;
         chain.insert(user);
         current = user->getResult(0);

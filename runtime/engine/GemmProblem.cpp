@@ -196,8 +196,7 @@ StatusOr<std::unique_ptr<GemmProblem>> GemmProblem::create(const plan::Plan &pla
     // semantics), and its next E4M3 quantization flips at relative errors near 1e-4 (an E4M3
     // step is up to 32 of the output's; the QDQ MLP came 46 output steps from onnxruntime on
     // the H100 with FAST_ACCUM).
-    int8_t fastAccum = cd == plan::DType::F32 ? 0 : 1;
-    problem->fullFp8Accumulation_ = fastAccum == 0;
+    int8_t fastAccum = problem->fullFp8Accumulation() ? 0 : 1;
     KILN_RETURN_IF_ERROR(setDesc(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, fastAccum, what + ": setting FAST_ACCUM"));
     if (fp8Out) // the bias is C's 16-bit type, not D's
       KILN_RETURN_IF_ERROR(setDesc(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<int32_t>(*cType),
@@ -249,7 +248,7 @@ std::string GemmProblem::key(uint64_t workspaceLimit) const {
   k += " wslimit=" + std::to_string(workspaceLimit);
   // Algorithms tuned with FAST_ACCUM (timing caches from before 2026-12-08 hold them for FP8
   // matmuls writing f32) are not reused for the full accumulation.
-  if (fullFp8Accumulation_)
+  if (fullFp8Accumulation())
     k += " accum=full";
   return k;
 }

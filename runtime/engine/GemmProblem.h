@@ -51,9 +51,10 @@ private:
   GemmProblem() = default;
   Status setPointers(const DeviceResources &res);
   Status matmul(const DeviceResources &res, const cublasLtMatmulAlgo_t &algo, uint64_t workspaceBytes);
+  /// An FP8 matmul writing f32 (an imported QDQ layer): run without FAST_ACCUM.
+  bool fullFp8Accumulation() const { return typeAB_ == CUDA_R_8F_E4M3 && typeCD_ == CUDA_R_32F; }
 
   cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
-  bool fullFp8Accumulation_ = false; // an FP8 matmul without FAST_ACCUM (one writing f32)
   cudaDataType_t typeAB_ = CUDA_R_32F, typeCD_ = CUDA_R_32F; // plan A and B; C, D and bias
   cudaDataType_t typeC_ = CUDA_R_32F; // C and bias: D's type, or 16-bit beside an FP8 D
   const plan::Plan *plan_ = nullptr;
