@@ -11,7 +11,9 @@ meanwhile, then per precision
             fp16 1e-2, cosine >= 0.999 for bf16/fp16, >= 0.995 fp8, >= 0.99 int8; an 8-bit
             plan below its bound at batch 1 (every 8-bit plan at batch 1 with --culprits) gets
             `kiln compare`'s culprits against the interpreter's fp32 evaluation (the values
-            where the error grows most)
+            where the error grows most), and the plan against the interpreter's exact
+            emulation of the same 8-bit module (same calibration): where the GPU's kernels
+            depart from what the plan should compute, apart from the quantization itself
   kiln      `kiln bench --json`: compute_ms is Kiln's GPU time (CUDA events around the
             CUDA-graph replay of each request), median_ms the whole request (pinned host input
             -> GPU -> host output); then `kiln profile --json`: the bottleneck step with its
@@ -228,6 +230,50 @@ def kiln_json(opts, command, plan, args, input_args, row, error_key):
         return None
 
 
+def compare_report(opts, args, row, error_key):
+    """The JSON object `kiln compare ... --json` prints, or None with the reason in row[error_key]."""
+    code, out, err, _ = km.run_kiln(opts.kiln, ["compare"] + args + ["--json", "--top", "5", "--timing-cache",
+                                                                     opts.timing_cache], opts.step_timeout)
+    if code != 0:
+        row[error_key] = f"compare (exit {code}): {km.error_tail(err)}"
+        return None
+    try:
+        return json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        row[error_key] = f"compare: no JSON in its output: {out.strip()[-200:]}"
+        return None
+
+
+def culprit_rows(report):
+    """The culprits of a `kiln compare --json` report, each with its error figures."""
+    errors = {v["name"]: v for v in report["values"] if "name" in v}
+    return [{"value": name, **{k: errors.get(name, {}).get(k) for k in ("max_rel", "cosine", "growth")}}
+            for name in report["culprits"]]
+
+
+def gpu_against_emulation(opts, onnx_path, plan, precision_args, input_args, output_names, row):
+    """The plan on the GPU against `kiln eval` of the same model at the same precision and
+    calibration: the interpreter rounds every 8-bit and 16-bit value exactly as the plan should,
+    so what differs here is the GPU's kernels (accumulation order, FAST_ACCUM, a library's
+    rounding), not the quantization. Into row["gpu_vs_emulation"]: the outputs' cosine and the
+    values where the difference grows."""
+    dump = os.path.join(opts.work_dir, f"{os.path.basename(plan)}.emulation")
+    shutil.rmtree(dump, ignore_errors=True)
+    code, _, err, _ = km.run_kiln(opts.kiln, ["eval", onnx_path, "--precision", row["precision"], "--quiet",
+                                              "--dump", dump] + precision_args + shlex.split(opts.compile_args) +
+                                  input_args, opts.step_timeout)
+    if code != 0:
+        row["gpu_vs_emulation_error"] = f"eval (exit {code}): {km.error_tail(err)}"
+        return
+    report = compare_report(opts, [dump, plan] + input_args, row, "gpu_vs_emulation_error")
+    shutil.rmtree(dump, ignore_errors=True)
+    if report is None:
+        return
+    cosines = [v.get("cosine") for v in report["values"] if v.get("name") in output_names]
+    row["gpu_vs_emulation"] = {"output_cosine": min((c for c in cosines if c is not None), default=None),
+                               "culprits": culprit_rows(report)}
+
+
 def eight_bit_culprits(opts, onnx_path, plan, input_args, row):
     """An 8-bit plan below its cosine bound: `kiln compare` of the plan (on the GPU) against the
     interpreter's strict fp32 evaluation of the model on the same input, the values where the
@@ -237,20 +283,10 @@ def eight_bit_culprits(opts, onnx_path, plan, input_args, row):
         row["culprits"] = "see the batch-1 row of this model"
         return
     log(f"   kiln compare {row['precision']} against the interpreter (culprits)")
-    code, out, err, _ = km.run_kiln(opts.kiln, ["compare", plan, "--reference", "interpreter", "--model", onnx_path,
-                                                 "--json", "--top", "5", "--timing-cache", opts.timing_cache] +
-                                    input_args, opts.step_timeout)
-    if code != 0:
-        row["culprits_error"] = f"compare (exit {code}): {km.error_tail(err)}"
-        return
-    try:
-        report = json.loads(out.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        row["culprits_error"] = f"compare: no JSON in its output: {out.strip()[-200:]}"
-        return
-    errors = {v["name"]: v for v in report["values"] if "name" in v}
-    row["culprits"] = [{"value": name, **{k: errors.get(name, {}).get(k) for k in ("max_rel", "cosine", "growth")}}
-                       for name in report["culprits"]]
+    report = compare_report(opts, [plan, "--reference", "interpreter", "--model", onnx_path] + input_args, row,
+                            "culprits_error")
+    if report is not None:
+        row["culprits"] = culprit_rows(report)
 
 
 def kiln_bench(opts, plan, input_args, row):
@@ -308,6 +344,10 @@ def kiln_rows(opts, tag, feeds, compile_job, reference, output_names, rows, devi
                                     opts.step_timeout, opts.timing_cache))
         if precision in ("fp8", "int8") and (row.get("accurate") is False or opts.culprits):
             eight_bit_culprits(opts, compile_job.onnx_path, plan, input_args, row)
+            if row["batch"] == 1:
+                log(f"   kiln compare {precision} against the interpreter's emulation of it")
+                gpu_against_emulation(opts, compile_job.onnx_path, plan, compile_job.precision_args.get(precision, []),
+                                      input_args, output_names, row)
         if "max_rel_err" not in row:  # the plan did not run: nothing to time
             log(f"   {precision}: {row['error']}")
             continue

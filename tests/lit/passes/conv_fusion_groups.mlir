@@ -81,16 +81,17 @@ func.func @not_taken(%x: tensor<1x4x4x8xbf16>, %n: tensor<1x8x4x4xbf16>) -> (ten
 
 // -----
 
-// A depthwise conv's own bias moves out into the elementwise group after it.
+// A depthwise conv's own bias moves out into the elementwise group after it, and with it the
+// ONNX value the conv node computes: the biasless product is no ONNX value.
 // CHECK-LABEL: func.func @depthwise_bias
-// CHECK: %[[D:.*]] = kiln.conv %arg0, %{{.*}} {channels_last = true{{.*}}group = 8{{.*}}} : (tensor<1x4x4x8xbf16>, tensor<8x3x3x1xbf16>) -> tensor<1x4x4x8xbf16>
+// CHECK: %[[D:.*]] = kiln.conv %arg0, %{{.*}} {channels_last = true, dilations = array<i64: 1, 1>, group = 8 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x8xbf16>, tensor<8x3x3x1xbf16>) -> tensor<1x4x4x8xbf16>
 // CHECK: kiln.fusion_group "elementwise"(%[[D]], %{{.*}}) : (tensor<1x4x4x8xbf16>, tensor<8xbf16>) -> tensor<1x4x4x8xbf16>
-// CHECK: kiln.add
+// CHECK: kiln.add {{.*}}kiln.onnx_values = ["d"]
 // CHECK: kiln.hard_swish
 func.func @depthwise_bias(%x: tensor<1x4x4x8xbf16>) -> tensor<1x4x4x8xbf16> {
   %dw = kiln.constant dense<0.5> : tensor<8x3x3x1xbf16>
   %b = kiln.constant dense<0.25> : tensor<8xbf16>
-  %d = kiln.conv %x, %dw, %b {channels_last = true, group = 8 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x8xbf16>, tensor<8x3x3x1xbf16>, tensor<8xbf16>) -> tensor<1x4x4x8xbf16>
+  %d = kiln.conv %x, %dw, %b {channels_last = true, group = 8 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, kiln.onnx_values = ["d"]} : (tensor<1x4x4x8xbf16>, tensor<8x3x3x1xbf16>, tensor<8xbf16>) -> tensor<1x4x4x8xbf16>
   %r = kiln.hard_swish %d : tensor<1x4x4x8xbf16>
   return %r : tensor<1x4x4x8xbf16>
 }
