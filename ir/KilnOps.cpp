@@ -831,7 +831,58 @@ struct TransposeOfUnitAxes : OpRewritePattern<TransposeOp> {
   }
 };
 
+/// Whether `op` broadcasts its operands (numpy): an elementwise op of two or more operands
+/// whose types do not have to match its result's.
+bool broadcastsOperands(Operation *op) {
+  return isElementwiseMap(op) && op->getNumOperands() >= 2 &&
+         !op->hasTrait<mlir::OpTrait::SameOperandsAndResultShape>() &&
+         !op->hasTrait<mlir::OpTrait::SameOperandsAndResultType>();
+}
+
+/// The result shape of broadcasting `op`'s operands with operand `index` read as `shape`.
+FailureOr<Shape> broadcastWith(Operation *op, unsigned index, ArrayRef<int64_t> shape) {
+  Shape result;
+  for (OpOperand &operand : op->getOpOperands()) {
+    ArrayRef<int64_t> dims = operand.getOperandNumber() == index ? shape : shapeOf(operand.get());
+    auto merged = broadcastShapes(result, dims);
+    if (!merged) {
+      llvm::consumeError(merged.takeError());
+      return failure();
+    }
+    result = *merged;
+  }
+  return result;
+}
+
+/// expand(x) to x's own shape is x; an elementwise op with numpy broadcasting reads x instead
+/// of expand(x) wherever its result keeps its shape (the other operands span it).
+struct ExpandIntoBroadcasts : OpRewritePattern<ExpandOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ExpandOp op, PatternRewriter &rewriter) const override {
+    if (op.getInput().getType() == op.getOutput().getType()) {
+      rewriter.replaceOp(op, op.getInput());
+      return success();
+    }
+    bool changed = false;
+    for (OpOperand &use : llvm::make_early_inc_range(op.getOutput().getUses())) {
+      Operation *user = use.getOwner();
+      if (!broadcastsOperands(user) || user->getNumResults() != 1)
+        continue;
+      FailureOr<Shape> shape = broadcastWith(user, use.getOperandNumber(), shapeOf(op.getInput()));
+      if (failed(shape) || ArrayRef<int64_t>(*shape) != shapeOf(user->getResult(0)))
+        continue;
+      rewriter.modifyOpInPlace(user, [&] { use.set(op.getInput()); });
+      changed = true;
+    }
+    return success(changed);
+  }
+};
+
 } // namespace
+
+void ExpandOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<ExpandIntoBroadcasts>(context);
+}
 
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
   patterns.add<TransposeOfUnitAxes>(context);

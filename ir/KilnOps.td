@@ -539,10 +539,16 @@ def Kiln_GatherNDOp : Kiln_Op<"gather_nd", [Pure, InferTypeOpAdaptor]> {
 
 def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
   let summary = "numpy broadcast of the input to the result's static shape";
+  let description = [{
+    Canonicalization: an expand to the input's own shape is its input, and an elementwise op
+    with numpy broadcasting (kiln.add, kiln.where, ...) reads the expand's input instead when
+    its result keeps its shape, so the broadcast is never written out as a tensor.
+  }];
   let arguments = (ins Kiln_Tensor:$input);
   let results = (outs Kiln_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Kiln_TileOp : Kiln_Op<"tile", [Pure]> {

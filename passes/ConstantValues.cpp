@@ -78,6 +78,22 @@ std::optional<llvm::ArrayRef<char>> rawBytes(mlir::ElementsAttr value) {
 
 } // namespace
 
+bool isUniformConstant(mlir::ElementsAttr value) {
+  if (auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(value); dense && dense.isSplat())
+    return true;
+  mlir::Type element = value.getElementType();
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
+    return false;
+  size_t width = element.getIntOrFloatBitWidth() / 8;
+  std::optional<llvm::ArrayRef<char>> bytes = rawBytes(value);
+  if (!bytes || bytes->size() != static_cast<size_t>(value.getNumElements()) * width || bytes->empty())
+    return false;
+  for (size_t at = width; at < bytes->size(); at += width)
+    if (std::memcmp(bytes->data() + at, bytes->data(), width) != 0)
+      return false;
+  return true;
+}
+
 llvm::Expected<mlir::ElementsAttr> transposeConstant(mlir::ElementsAttr value, llvm::ArrayRef<int64_t> shape,
                                                      llvm::ArrayRef<int64_t> perm, int64_t inlineElements,
                                                      llvm::StringRef suffix) {

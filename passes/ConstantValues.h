@@ -25,6 +25,10 @@ std::optional<double> scalarConstant(mlir::Value value);
 /// constants like sqrt(2) in fp32, and the precision pass may have rounded them to bf16).
 bool isScalarConstantNear(mlir::Value value, double expected, double relative);
 
+/// Whether every element of a constant payload is the same value (a splat, or a blob whose
+/// elements repeat the first one's bytes); false when the payload cannot be read.
+bool isUniformConstant(mlir::ElementsAttr value);
+
 /// Evaluates `op`, whose operands must all be kiln.constant, with the reference interpreter and
 /// replaces its results by constants before erasing it. Results with more than `inlineElements`
 /// elements become resource blobs named after `blobName`. On an error (an operand the

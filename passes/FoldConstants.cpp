@@ -5,7 +5,9 @@
 #include "passes/ConstantValues.h"
 #include "passes/QuantizableOps.h"
 
+#include "ir/Interpreter/Tensor.h"
 #include "ir/KilnOps.h"
+#include "ir/Provenance.h"
 
 namespace kiln {
 
@@ -27,6 +29,42 @@ void remarkFakeQuantizedConvs(DequantizeOp weight) {
                             "quantization; its weight folds into float values): "
                          << *why;
   }
+}
+
+/// A gather of a constant at constant indices that are all one index (BERT's token types when
+/// the model has no token_type_ids input) is one slice broadcast: the slice folds (the gather
+/// at one index per axis of `indices`) and a kiln.expand spans the result, which the
+/// elementwise ops after it read unexpanded (ExpandOp's canonicalization). The full result
+/// would be too large to fold, and a gather step would write it out at run time. Returns
+/// whether it rewrote `gather`.
+bool foldUniformGather(GatherOp gather, int64_t inlineElements) {
+  auto indices = gather.getIndices().getDefiningOp<ConstantOp>();
+  if (!indices || !gather.getInput().getDefiningOp<ConstantOp>() || !isUniformConstant(indices.getValue()))
+    return false;
+  llvm::Expected<interp::Tensor> indexValues = interp::fromAttr(indices.getValue());
+  if (!indexValues) {
+    llvm::consumeError(indexValues.takeError());
+    return false;
+  }
+  if (indexValues->size() <= 1)
+    return false;
+  interp::Tensor oneIndex{indexValues->element, Shape(indexValues->shape.size(), 1), {}, {indexValues->i.front()}};
+  mlir::OpBuilder builder(gather);
+  auto index = ConstantOp::create(builder, gather.getLoc(), oneIndex.type(),
+                                  interp::toElementsAttr(oneIndex, inlineElements, "index"));
+  auto slice = GatherOp::create(builder, gather.getLoc(), gather.getInput(), index, gather.getAxis());
+  auto expand = ExpandOp::create(builder, gather.getLoc(), gather.getResult().getType(), slice.getResult());
+  if (llvm::Error error = replaceWithConstants(slice, inlineElements, "folded")) {
+    llvm::consumeError(std::move(error));
+    expand->erase();
+    slice->erase();
+    index->erase();
+    return false;
+  }
+  setOnnxValueName(expand.getResult(), onnxValueName(gather.getResult()));
+  gather.getResult().replaceAllUsesWith(expand.getResult());
+  gather->erase();
+  return true;
 }
 
 struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
@@ -64,6 +102,8 @@ struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
       for (mlir::Value v : op->getOperands())
         largestOperand = std::max(largestOperand, llvm::cast<mlir::RankedTensorType>(v.getType()).getNumElements());
       if (resultElements > maxElements && resultElements > largestOperand) {
+        if (auto gather = llvm::dyn_cast<GatherOp>(op); gather && foldUniformGather(gather, inlineElements))
+          continue;
         op->emitRemark() << "not folded: the result has " << resultElements
                          << " elements, more than max-elements=" << (int64_t)maxElements
                          << " and than any operand";

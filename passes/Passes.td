@@ -16,7 +16,9 @@ def FoldConstants : Pass<"kiln-fold-constants", "mlir::func::FuncOp"> {
     the CPU reference interpreter (ir/Interpreter), so folding means exactly what the op means.
     A result larger than `max-elements` and than every operand is not folded and is reported
     as a remark, so that a small model cannot expand into gigabytes of constants (a weight's
-    dequantization or cast, no larger than the weight, always folds). One exception: the
+    dequantization or cast, no larger than the weight, always folds). A gather of a constant
+    at indices that are all one index folds to its one slice and a `kiln.expand` (which
+    elementwise readers then read unexpanded). One exception: the
     `kiln.dequantize` of an imported QDQ model's int8 or E4M3 conv weight stays when every
     reader is a conv with a dequantized input that an 8-bit kernel can run (per-tensor input of
     the weight's type, zero points 0, C a multiple of 32, ...: whyNoQuantizedConvOnceChannelsLast),

@@ -57,3 +57,39 @@ func.func @no_larger() -> tensor<3xf32> {
   %d = kiln.dequantize %w, %s, %z : (tensor<3xi8>, tensor<f32>, tensor<i8>) -> tensor<3xf32>
   return %d : tensor<3xf32>
 }
+
+// -----
+
+// A gather at indices that are all one index (BERT's token types without a token_type_ids
+// input: a folded blob) is that one slice broadcast: the slice folds and a kiln.expand spans
+// the result, however large.
+// CAP-LABEL: func.func @uniform_gather
+// CAP-NEXT: %[[S:.*]] = kiln.constant dense<{{\[\[\[}}4.000000e+00, 5.000000e+00, 6.000000e+00]]]> : tensor<1x1x3xf32>
+// CAP-NEXT: %[[E:.*]] = kiln.expand %[[S]] {kiln.onnx_values = ["types"]} : tensor<1x1x3xf32> to tensor<2x2x3xf32>
+// CAP-NEXT: return %[[E]]
+func.func @uniform_gather() -> tensor<2x2x3xf32> {
+  %table = kiln.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %ids = kiln.constant dense_resource<ones> : tensor<2x2xi64>
+  %g = kiln.gather %table, %ids {axis = 0 : i64, kiln.onnx_values = ["types"]} : (tensor<2x3xf32>, tensor<2x2xi64>) -> tensor<2x2x3xf32>
+  return %g : tensor<2x2x3xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      ones: "0x080000000100000000000000010000000000000001000000000000000100000000000000"
+    }
+  }
+#-}
+
+// -----
+
+// Indices that differ gather rows that differ: above max-elements the gather stays.
+// REMARK: remark: not folded: the result has 12 elements
+// CAP-LABEL: func.func @mixed_gather
+// CAP: kiln.gather
+func.func @mixed_gather() -> tensor<2x2x3xf32> {
+  %table = kiln.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %ids = kiln.constant dense<[[1, 0], [1, 1]]> : tensor<2x2xi64>
+  %g = kiln.gather %table, %ids {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x2xi64>) -> tensor<2x2x3xf32>
+  return %g : tensor<2x2x3xf32>
+}
