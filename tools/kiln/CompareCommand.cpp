@@ -442,11 +442,13 @@ int CompareCommand::run() {
       if (!row.problem.empty()) {
         o["problem"] = row.problem;
       } else {
-        o["max_abs"] = row.error.maxAbs;
-        o["max_rel"] = row.error.maxRel;
-        o["cosine"] = row.error.cosine;
-        o["input_max_rel"] = row.inputRel;
-        o["growth"] = row.growth;
+        // JSON has no infinity: an infinite error (a non-finite value on one side) is null.
+        auto number = [](double v) { return std::isfinite(v) ? llvm::json::Value(v) : llvm::json::Value(nullptr); };
+        o["max_abs"] = number(row.error.maxAbs);
+        o["max_rel"] = number(row.error.maxRel);
+        o["cosine"] = number(row.error.cosine);
+        o["input_max_rel"] = number(row.inputRel);
+        o["growth"] = number(row.growth);
       }
       values.push_back(std::move(o));
     }

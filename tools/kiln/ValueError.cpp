@@ -11,17 +11,29 @@ namespace kiln::cli {
 ValueError measureError(llvm::ArrayRef<double> a, llvm::ArrayRef<double> b) {
   ValueError e;
   double aMax = 0, dot = 0, aa = 0, bb = 0;
+  bool nonFiniteMismatch = false;
   for (size_t k = 0; k < a.size(); ++k) {
-    if (std::isnan(a[k]) != std::isnan(b[k]))
-      e.maxAbs = INFINITY; // a NaN on one side is an error of its own: make it show as one
-    e.maxAbs = std::max(e.maxAbs, std::fabs(b[k] - a[k]));
-    aMax = std::max(aMax, std::fabs(a[k]));
-    dot += a[k] * b[k];
-    aa += a[k] * a[k];
-    bb += b[k] * b[k];
+    double x = a[k], y = b[k];
+    if (!std::isfinite(x) || !std::isfinite(y)) {
+      // inf - inf would be NaN: the same non-finite value on both sides matches, anything else
+      // is an error of its own, made to show as one.
+      bool same = (std::isnan(x) && std::isnan(y)) || x == y;
+      nonFiniteMismatch |= !same;
+      if (!same)
+        e.maxAbs = INFINITY;
+      continue;
+    }
+    e.maxAbs = std::max(e.maxAbs, std::fabs(y - x));
+    aMax = std::max(aMax, std::fabs(x));
+    dot += x * y;
+    aa += x * x;
+    bb += y * y;
   }
   e.maxRel = aMax > 0 ? e.maxAbs / aMax : e.maxAbs;
-  e.cosine = aa > 0 && bb > 0 ? dot / std::sqrt(aa * bb) : (aa == bb ? 1.0 : 0.0);
+  if (nonFiniteMismatch)
+    e.cosine = 0;
+  else
+    e.cosine = aa > 0 && bb > 0 ? dot / std::sqrt(aa * bb) : (aa == bb ? 1.0 : 0.0);
   return e;
 }
 

@@ -25,7 +25,10 @@ struct ValueError {
   double cosine = 1;
 };
 
-/// B's error against A (same size, same order). A NaN on one side only is an infinite error.
+/// B's error against A (same size, same order). The same infinity or NaN on both sides is no
+/// error and no part of the cosine (a mask's -inf, say); a non-finite value on one side, or
+/// another one on the other, is an infinite error and makes the cosine 0. Every measure but
+/// an infinite maxAbs/maxRel is finite.
 ValueError measureError(llvm::ArrayRef<double> a, llvm::ArrayRef<double> b);
 
 /// How B's values were put in A's element order.
