@@ -26,6 +26,14 @@ bool isPerTensorQuantization(Operation *op) {
 
 bool isGroupElementwise(Operation *op) { return isElementwiseMap(op) || isPerTensorQuantization(op); }
 
+bool isRowGather(Operation *op, int64_t layerNormSize) {
+  auto gather = llvm::dyn_cast<GatherOp>(op);
+  if (!gather || gather.getAxis() != 0)
+    return false;
+  auto table = llvm::cast<RankedTensorType>(gather.getInput().getType());
+  return table.getRank() == 2 && llvm::isa<FloatType>(table.getElementType()) && table.getDimSize(1) == layerNormSize;
+}
+
 namespace {
 
 std::string shapeText(llvm::ArrayRef<int64_t> shape) {
@@ -140,8 +148,23 @@ LogicalResult verifyConvBody(FusionGroupOp group) {
 /// broadcasts to it; every result is a value of that shape the body computes.
 LogicalResult verifyNormBody(FusionGroupOp group) {
   Block &block = group.getBody().front();
+  // The normalized row's length, which a row gather's table rows must have.
+  int64_t rowSize = 0;
+  for (LayerNormOp ln : block.getOps<LayerNormOp>()) {
+    auto shape = llvm::cast<RankedTensorType>(ln.getInput().getType()).getShape();
+    rowSize = 1;
+    for (int64_t d = static_cast<int64_t>(ln.getAxis()); d < static_cast<int64_t>(shape.size()); ++d)
+      rowSize *= shape[d];
+  }
   LayerNormOp norm;
   for (Operation &op : block.without_terminator()) {
+    if (auto gather = llvm::dyn_cast<GatherOp>(op); gather && isRowGather(gather, rowSize)) {
+      if (norm)
+        return op.emitOpError() << "in a norm fusion group must come before its layer_norm";
+      if (!llvm::isa<BlockArgument>(gather.getInput()) || !llvm::isa<BlockArgument>(gather.getIndices()))
+        return op.emitOpError() << "in a norm fusion group must read its table and indices from group inputs";
+      continue;
+    }
     if (auto ln = llvm::dyn_cast<LayerNormOp>(op)) {
       if (norm)
         return op.emitOpError() << "is the second layer_norm of a norm fusion group; a group has one";
@@ -153,7 +176,8 @@ LogicalResult verifyNormBody(FusionGroupOp group) {
     }
     if (!isGroupElementwise(&op))
       return op.emitOpError() << "cannot be in a norm fusion group: around its layer_norm only ops computed "
-                                 "element by element (the ElementwiseMap trait, per-tensor quantize/dequantize) can";
+                                 "element by element (the ElementwiseMap trait, per-tensor quantize/dequantize) "
+                                 "and, before it, a gather of whole rows of the normalized length can";
     if (norm)
       for (Value operand : op.getOperands())
         if (Operation *def = operand.getDefiningOp(); def && def->isBeforeInBlock(norm))

@@ -197,6 +197,8 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     if (producer && isFusible(producer) && producer->getResult(0).hasOneUse() &&
         producer->getResult(0).getType() == norm.getInput().getType())
       members = collectMembers(producer, {});
+    if (GatherOp rows = rowGatherFeeding(members, norm))
+      members.insert(rows);
     members.insert(norm);
     llvm::SetVector<Operation *> epilogue = normEpilogue(norm);
     members.insert(epilogue.begin(), epilogue.end());
@@ -217,6 +219,30 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
     for (auto [narrow, wide] : wideInputs) // a weight whose f32 copy replaced it
       if (auto constant = narrow.getDefiningOp<ConstantOp>(); constant && constant->use_empty())
         constant->erase();
+  }
+
+  /// The gather of whole rows (a 2-d table along axis 0: an embedding lookup) that a norm
+  /// group's prologue `members` (or `norm` itself) read, when only they read it and its result
+  /// has the normalized shape with rows of the table's: the group's kernel then reads the table
+  /// rows itself (verifyNormBody, emitNormGroup), where a gather step wrote them out (BERT's word
+  /// embeddings, 12.6 MB of f32 at b32) for the group to read back. Null when there is none.
+  static GatherOp rowGatherFeeding(const llvm::SetVector<Operation *> &members, LayerNormOp norm) {
+    auto shape = llvm::cast<RankedTensorType>(norm.getInput().getType()).getShape();
+    int64_t axis = static_cast<int64_t>(norm.getAxis()), size = 1;
+    for (int64_t d = axis; d < static_cast<int64_t>(shape.size()); ++d)
+      size *= shape[d];
+    llvm::SmallVector<Operation *> readers(members.begin(), members.end());
+    readers.push_back(norm);
+    for (Operation *reader : readers)
+      for (Value operand : reader->getOperands()) {
+        auto gather = operand.getDefiningOp<GatherOp>();
+        if (!gather || !isRowGather(gather, size) ||
+            llvm::cast<RankedTensorType>(gather.getType()).getShape() != shape ||
+            !llvm::all_of(gather->getUsers(), [&](Operation *user) { return user == norm || members.contains(user); }))
+          continue;
+        return gather;
+      }
+    return nullptr;
   }
 
   /// Where a group of `members` giving every value read outside it (`results`, in block order)

@@ -20,6 +20,13 @@ constexpr std::string_view kNormPoolPrelude = R"CUDA(
 // ---- pooling / normalization / resize (kiln_np_) ----
 // V consecutive elements moved by one access (channels_last pooling reads channel vectors).
 template <typename T, int V> struct alignas(sizeof(T) * V) kiln_np_vec { T v[V]; };
+// The table row a row gather (a norm group's embedding lookup) reads at index i: negative i
+// counts from the end once; -1 when out of range (the row reads as zeros, as a gather writes).
+__device__ __forceinline__ kiln_i64 kiln_np_gather_row(kiln_i64 i, kiln_i64 rows) {
+  if (i < 0)
+    i += rows;
+  return (i < 0 || i >= rows) ? -1 : i;
+}
 // max that propagates NaN (as kiln.max_pool and kiln.global_max_pool define it).
 template <typename T> __device__ __forceinline__ T kiln_np_max_nan(T a, T b) {
   return (a != a) ? a : ((b > a || b != b) ? b : a);

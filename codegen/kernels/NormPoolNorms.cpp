@@ -136,6 +136,12 @@ struct RowNormSource {
     /// Read per chunk in the normalizing pass at the chunk's column (not the row's offset): the
     /// scale and bias, when they have the row's shape.
     std::vector<Array> parameterLoads;
+    /// A row gather's table, read per chunk as `<table>_g` from the row its index names.
+    struct Gathered {
+      std::string table, tableType, indices;
+      int64_t rows = 0;
+    };
+    std::vector<Gathered> gatheredLoads;
   };
   std::optional<Chunks> chunks;
 };
@@ -266,6 +272,13 @@ std::vector<std::pair<std::string, std::string>> chunkValues(const RowNormSource
   };
   stores(chunks.loadPassStores, loadPassDecls, loadPassStores);
   stores(chunks.normPassStores, normPassDecls, normPassStores);
+  for (const auto &g : chunks.gatheredLoads) {
+    alignedToo({g.table, g.tableType});
+    loads += "        const kiln_i64 " + g.table + "_gi = kiln_np_gather_row((kiln_i64)" + g.indices + "[row], " +
+             literalInt(g.rows) + ");\n        const " + vec(g.tableType) + " " + g.table + "_g = " + g.table +
+             "_gi < 0 ? " + vec(g.tableType) + "{} : *reinterpret_cast<const " + vec(g.tableType) + " *>(" + g.table +
+             " + " + g.table + "_gi * kSize + col0);\n";
+  }
   std::string parameterLoads;
   for (const auto &a : chunks.parameterLoads) {
     alignedToo(a);
@@ -561,6 +574,35 @@ StatusOr<EmittedKernels> emitNormGroup(const OpDesc &group, const EmitContext &c
       if (!ref.isInput && ref.index < at)
         return group.body[j].op.error("internal: a norm fusion group's epilogue reads a value of its prologue");
 
+  // Row gathers in the prologue (an embedding lookup, isRowGather): element (row, col) of one
+  // is element col of the table row its index at `row` names, read here where a gather step
+  // wrote it out for this kernel to read back.
+  struct RowGather {
+    size_t body;
+    uint32_t table, indices;
+  };
+  std::vector<RowGather> gathers;
+  for (size_t j = 0; j < at; ++j) {
+    const BodyOp &g = group.body[j];
+    if (g.op.op != "kiln.gather")
+      continue;
+    if (g.args.size() != 2 || !g.args[0].isInput || !g.args[1].isInput)
+      return g.op.error("internal: a norm group's gather reads its table and indices from group inputs");
+    const TensorDesc &table = *group.operands[g.args[0].index], &indices = *group.operands[g.args[1].index];
+    std::vector<int64_t> rowShape(x.shape.begin(), x.shape.end() - 1);
+    if (table.shape.size() != 2 || table.shape[1] != norm.value().size || g.op.attrInt("axis", 0) != 0 ||
+        g.op.results[0].shape != x.shape || g.op.results[0].dtype != table.dtype || indices.numElements() != norm.value().rows)
+      return g.op.error("internal: a norm group's gather takes whole rows of a 2-d table of the normalized length " +
+                        std::to_string(norm.value().size) + ", one per normalized row");
+    gathers.push_back({j, g.args[0].index, g.args[1].index});
+  }
+  auto gatherAt = [&](size_t j) -> const RowGather * {
+    for (const RowGather &g : gathers)
+      if (g.body == j)
+        return &g;
+    return nullptr;
+  };
+
   // Group operands read from memory are parameters p<k>; single-element constants are baked.
   std::vector<bool> read(group.operands.size(), false);
   Status inputError = Status::ok();
@@ -583,6 +625,20 @@ StatusOr<EmittedKernels> emitNormGroup(const OpDesc &group, const EmitContext &c
   auto statements = [&](size_t from, size_t to) -> StatusOr<std::string> {
     std::string text;
     for (size_t j = from; j < to; ++j) {
+      if (const RowGather *g = gatherAt(j)) {
+        read[g->table] = read[g->indices] = true;
+        std::string table = "p" + std::to_string(g->table), v = "v" + std::to_string(j);
+        std::string storage = storageType(group.body[j].op.results[0].dtype);
+        text += storage + " " + v + "[1];\n        ";
+        if (chunked) {
+          text += v + "[0] = " + table + "_g.v[e];\n        ";
+          continue;
+        }
+        text += "{\n          const kiln_i64 gi = kiln_np_gather_row((kiln_i64)p" + std::to_string(g->indices) +
+                "[idx / kSize], " + literalInt(group.operands[g->table]->shape[0]) + ");\n          " + v +
+                "[0] = gi < 0 ? (" + storage + ")0.0f : " + table + "[gi * kSize + idx % kSize];\n        }\n        ";
+        continue;
+      }
       auto op = bodyOpStatements(group, j, inputOf);
       if (!op.isOk())
         return op.status();
@@ -659,6 +715,9 @@ StatusOr<EmittedKernels> emitNormGroup(const OpDesc &group, const EmitContext &c
   for (size_t k = 0; k < group.operands.size(); ++k)
     if (chunkRead[k])
       chunks.loads.push_back({"p" + std::to_string(k), storageType(group.operands[k]->dtype)});
+  for (const RowGather &g : gathers)
+    chunks.gatheredLoads.push_back({"p" + std::to_string(g.table), storageType(group.operands[g.table]->dtype),
+                                    "p" + std::to_string(g.indices), group.operands[g.table]->shape[0]});
   source.chunks = std::move(chunks);
   return emitRowNorm(ln.op, norm.value(), std::move(source));
 }

@@ -22,6 +22,7 @@ import tempfile
 import numpy as np
 
 SKIP_EXIT_CODE = 77
+EMBEDDING_ROWS = 50  # i64 inputs are ids into a table of this many rows, drawn from [-50, 50)
 ODD_SIZES = [1, 3, 7, 255, 257, 1023, 1025, 4099, 1000003]
 
 
@@ -129,6 +130,19 @@ def norm_group_cases():
             f"  %q = kiln.quantize %h, %c, %z : ({th}, tensor<bf16>, tensor<f8E4M3FN>) -> {tq}")
     inputs = [("x", [rows, n], "f32"), ("r", [rows, n], "f32"), ("g", [n], "f32"), ("b", [n], "f32")]
     out.append((f"norm_group_cast_quantize_{rows}x{n}", (body, inputs, [("h", th), ("q", tq)])))
+    # BERT's word embeddings: the lookup (a gather of whole rows of a 50-row table, ids from -50
+    # on, negatives counting from the end) read by the norm group's kernel from the table; rows
+    # of a warp in chunks (768) and element by element (100).
+    for rows, n in [(33, 768), (5, 100)]:
+        t, tw, th = (shape_text(s, e) for s, e in [([rows, n], "f32"), ([n], "f32"), ([rows, n], "bf16")])
+        tt, ti = shape_text([EMBEDDING_ROWS, n], "f32"), shape_text([rows], "i64")
+        body = (f"%e = kiln.gather %t, %i {{axis = 0 : i64}} : ({tt}, {ti}) -> {t}\n"
+                f"  %s = kiln.add %e, %r : ({t}, {t}) -> {t}\n"
+                f"  %y = kiln.layer_norm %s, %g, %b {{axis = 1 : i64}} : ({t}, {tw}, {tw}) -> {t}\n"
+                f"  %h = kiln.cast %y : {t} to {th}")
+        inputs = [("t", [EMBEDDING_ROWS, n], "f32"), ("i", [rows], "i64"), ("r", [rows, n], "f32"), ("g", [n], "f32"),
+                  ("b", [n], "f32")]
+        out.append((f"norm_group_embedding_{rows}x{n}", (body, inputs, [("y", t), ("h", th)])))
     return out
 
 
@@ -372,8 +386,11 @@ def run_case(kiln, name, spec, tmp, rng, reference_spec=None):
             f.write(module(*reference_spec))
     feeds, ref_feeds = [], []
     for input_name, shape, elem in inputs:
-        dtype = {"f32": np.float32, "f16": np.float16, "i32": np.int32}[elem]
-        value = (rng.integers(-1000, 1000, size=shape) if elem == "i32" else rng.uniform(-4, 4, size=shape)).astype(dtype)
+        dtype = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64}[elem]
+        if elem == "i64":
+            value = rng.integers(-EMBEDDING_ROWS, EMBEDDING_ROWS, size=shape).astype(dtype)
+        else:
+            value = (rng.integers(-1000, 1000, size=shape) if elem == "i32" else rng.uniform(-4, 4, size=shape)).astype(dtype)
         npy = os.path.join(tmp, f"{name}_{input_name}.npy")
         np.save(npy, value)
         feeds += ["--input", f"{input_name}={npy}"]

@@ -300,3 +300,46 @@ func.func @pool_group_pool_alone(%x: tensor<1x4x4x8xf32>) -> tensor<1x2x2x8xf32>
   }
   return %r : tensor<1x2x2x8xf32>
 }
+
+// -----
+
+func.func @norm_group_gather_after_norm(%t: tensor<50x8xf32>, %ids: tensor<4xi64>, %x: tensor<4x8xf32>,
+                                        %g: tensor<8xf32>) -> tensor<4x8xf32> {
+  %r = kiln.fusion_group "norm"(%t, %ids, %x, %g) : (tensor<50x8xf32>, tensor<4xi64>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%tt: tensor<50x8xf32>, %i: tensor<4xi64>, %a: tensor<4x8xf32>, %s: tensor<8xf32>):
+    %y = kiln.layer_norm %a, %s {axis = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    // expected-error @+1 {{in a norm fusion group must come before its layer_norm}}
+    %e = kiln.gather %tt, %i {axis = 0 : i64} : (tensor<50x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>
+    %z = kiln.add %y, %e : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    kiln.yield %z : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @norm_group_gather_of_computed_table(%t: tensor<50x8xf32>, %ids: tensor<4xi64>, %g: tensor<8xf32>) -> tensor<4x8xf32> {
+  %r = kiln.fusion_group "norm"(%t, %ids, %g) : (tensor<50x8xf32>, tensor<4xi64>, tensor<8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%tt: tensor<50x8xf32>, %i: tensor<4xi64>, %s: tensor<8xf32>):
+    %n = kiln.neg %tt : tensor<50x8xf32>
+    // expected-error @+1 {{in a norm fusion group must read its table and indices from group inputs}}
+    %e = kiln.gather %n, %i {axis = 0 : i64} : (tensor<50x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>
+    %y = kiln.layer_norm %e, %s {axis = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    kiln.yield %y : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @norm_group_gather_of_short_rows(%t: tensor<50x4xf32>, %ids: tensor<4x2xi64>, %g: tensor<8xf32>) -> tensor<4x8xf32> {
+  %r = kiln.fusion_group "norm"(%t, %ids, %g) : (tensor<50x4xf32>, tensor<4x2xi64>, tensor<8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%tt: tensor<50x4xf32>, %i: tensor<4x2xi64>, %s: tensor<8xf32>):
+    // expected-error @+1 {{cannot be in a norm fusion group}}
+    %e = kiln.gather %tt, %i {axis = 0 : i64} : (tensor<50x4xf32>, tensor<4x2xi64>) -> tensor<4x2x4xf32>
+    %v = kiln.reshape %e : tensor<4x2x4xf32> to tensor<4x8xf32>
+    %y = kiln.layer_norm %v, %s {axis = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    kiln.yield %y : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}

@@ -115,3 +115,57 @@ func.func @cast_read_by_quantize_and_outside(%x: tensor<4x64xf32>, %r: tensor<4x
   %res = kiln.add %m, %h : (tensor<4x64xbf16>, tensor<4x64xbf16>) -> tensor<4x64xbf16>
   return %res, %q : tensor<4x64xbf16>, tensor<4x64xf8E4M3FN>
 }
+
+// -----
+
+// BERT's embeddings: the word-embedding lookup (a gather of whole table rows, read only by the
+// sum) joins the norm group, whose kernel reads the table rows itself; the position rows come
+// in as they are.
+// CHECK-LABEL: func.func @embedding_lookup
+// CHECK-NOT: kiln.gather
+// CHECK: kiln.fusion_group "norm"(%[[T:.*]], %arg0, %arg1, %arg2, %arg3)
+// CHECK: %[[E:.*]] = kiln.gather %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<50x64xf32>, tensor<2x4xi64>) -> tensor<2x4x64xf32>
+// CHECK: %[[S:.*]] = kiln.add %[[E]]
+// CHECK: kiln.layer_norm %[[S]]
+func.func @embedding_lookup(%ids: tensor<2x4xi64>, %pos: tensor<1x4x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>)
+    -> tensor<2x4x64xbf16> {
+  %table = kiln.constant dense<0.5> : tensor<50x64xf32>
+  %e = kiln.gather %table, %ids {axis = 0 : i64} : (tensor<50x64xf32>, tensor<2x4xi64>) -> tensor<2x4x64xf32>
+  %s = kiln.add %e, %pos : (tensor<2x4x64xf32>, tensor<1x4x64xf32>) -> tensor<2x4x64xf32>
+  %y = kiln.layer_norm %s, %g, %b {axis = 2 : i64} : (tensor<2x4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x4x64xf32>
+  %h = kiln.cast %y : tensor<2x4x64xf32> to tensor<2x4x64xbf16>
+  return %h : tensor<2x4x64xbf16>
+}
+
+// -----
+
+// A lookup read outside the group too stays a step of its own (the group would not hold the
+// value another reader needs).
+// CHECK-LABEL: func.func @embedding_read_twice
+// CHECK: %[[E:.*]] = kiln.gather
+// CHECK: kiln.fusion_group "norm"(%[[E]],
+// CHECK: return {{.*}}, %[[E]]
+func.func @embedding_read_twice(%ids: tensor<2x4xi64>, %pos: tensor<1x4x64xf32>, %g: tensor<64xf32>)
+    -> (tensor<2x4x64xbf16>, tensor<2x4x64xf32>) {
+  %table = kiln.constant dense<0.5> : tensor<50x64xf32>
+  %e = kiln.gather %table, %ids {axis = 0 : i64} : (tensor<50x64xf32>, tensor<2x4xi64>) -> tensor<2x4x64xf32>
+  %s = kiln.add %e, %pos : (tensor<2x4x64xf32>, tensor<1x4x64xf32>) -> tensor<2x4x64xf32>
+  %y = kiln.layer_norm %s, %g {axis = 2 : i64} : (tensor<2x4x64xf32>, tensor<64xf32>) -> tensor<2x4x64xf32>
+  %h = kiln.cast %y : tensor<2x4x64xf32> to tensor<2x4x64xbf16>
+  return %h, %e : tensor<2x4x64xbf16>, tensor<2x4x64xf32>
+}
+
+// -----
+
+// A gather along another axis is no lookup of whole rows: it stays.
+// CHECK-LABEL: func.func @column_gather
+// CHECK: kiln.gather
+// CHECK: kiln.fusion_group "norm"
+func.func @column_gather(%ids: tensor<4xi64>, %g: tensor<4xf32>) -> tensor<64x4xbf16> {
+  %table = kiln.constant dense<0.5> : tensor<64x50xf32>
+  %e = kiln.gather %table, %ids {axis = 1 : i64} : (tensor<64x50xf32>, tensor<4xi64>) -> tensor<64x4xf32>
+  %s = kiln.add %e, %e : (tensor<64x4xf32>, tensor<64x4xf32>) -> tensor<64x4xf32>
+  %y = kiln.layer_norm %s, %g {axis = 1 : i64} : (tensor<64x4xf32>, tensor<4xf32>) -> tensor<64x4xf32>
+  %h = kiln.cast %y : tensor<64x4xf32> to tensor<64x4xbf16>
+  return %h : tensor<64x4xbf16>
+}

@@ -601,7 +601,62 @@ TEST(NormPoolKernels, NormGroupsComputeTheirBodyAroundTheRowKernel) {
   program.compile("norm_groups.cu");
 }
 
+/// BERT's embedding norm group: the word-embedding lookup (a row gather of `table` [vocab,
+/// size] at ids [rows]) plus the position rows, normalized, cast to bf16.
+OpDesc embeddingNormGroup(int64_t rows, int64_t size, int64_t vocab = 50) {
+  const std::vector<int64_t> shape = {rows, size};
+  OpDesc group;
+  group.op = "kiln.fusion_group";
+  group.name = "embeddings";
+  group.attrs["kind"] = std::string("norm");
+  group.operands = {tensor(DType::F32, {vocab, size}), tensor(DType::I64, {rows}), tensor(DType::F32, shape),
+                    tensor(DType::F32, {size}), tensor(DType::F32, {size})};
+  group.results = {tensor(DType::BF16, shape)};
+  auto wide = tensor(DType::F32, shape);
+  group.body.push_back(BodyOp{makeOp("kiln.gather", {group.operands[0], group.operands[1]}, wide, {{"axis", int64_t(0)}}),
+                              {{true, 0}, {true, 1}}});
+  group.body.push_back(BodyOp{makeOp("kiln.add", {wide, wide}, wide), {{false, 0}, {true, 2}}});
+  group.body.push_back(BodyOp{makeOp("kiln.layer_norm", {wide, group.operands[3], group.operands[4]}, wide,
+                                     {{"axis", int64_t(1)}}),
+                              {{false, 1}, {true, 3}, {true, 4}}});
+  group.body.push_back(BodyOp{makeOp("kiln.cast", {wide}, group.results[0]), {{false, 2}}});
+  group.yields = {{false, 3}};
+  return group;
+}
+
+TEST(NormPoolKernels, NormGroupsReadAnEmbeddingLookupFromTheTable) {
+  Program program;
+  // 768 in chunks of 8 a lane, and 100 element by element.
+  for (int64_t size : {768, 100}) {
+    EmittedKernels k = program.add(embeddingNormGroup(9, size));
+    ASSERT_EQ(k.launches.size(), 1u);
+    expectArgs(k.launches[0],
+               args({{kOperand, 0}, {kOperand, 1}, {kOperand, 2}, {kOperand, 3}, {kOperand, 4}, {kResult, 0}}));
+    // Element by element: the table row the element's row index names (wrapped once; out of
+    // range reads zeros), at the element's column.
+    for (const char *text : {"kiln_np_gather_row((kiln_i64)p1[idx / kSize], 50LL)",
+                             "v0[0] = gi < 0 ? (float)0.0f : p0[gi * kSize + idx % kSize];"})
+      EXPECT_NE(k.source.find(text), std::string::npos) << text << "\n" << k.source;
+    EXPECT_EQ(k.source.find("kiln_ld(p0, "), std::string::npos) << "the table is no broadcast operand\n" << k.source;
+    if (size == 768) {
+      // In chunks: one 32-byte read of the named row per chunk, the pointer's alignment checked.
+      const std::string vec = "kiln_np_vec<float, 8>";
+      for (const std::string &text :
+           {std::string("const kiln_i64 p0_gi = kiln_np_gather_row((kiln_i64)p1[row], 50LL);"),
+            "const " + vec + " p0_g = p0_gi < 0 ? " + vec + "{} : *reinterpret_cast<const " + vec +
+                " *>(p0 + p0_gi * kSize + col0);",
+            std::string("v0[0] = p0_g.v[e];"), "(size_t)p0 % sizeof(" + vec + ") == 0"})
+        EXPECT_NE(k.source.find(text), std::string::npos) << text << "\n" << k.source;
+    }
+  }
+  program.compile("embedding_norm_groups.cu");
+}
+
 TEST(NormPoolKernels, NormGroupsRefuseBodiesTheirKernelCannotCompute) {
+  // A gather whose table rows are not the normalized rows.
+  OpDesc wide = embeddingNormGroup(4, 64);
+  wide.operands[0] = tensor(DType::F32, {50, 32});
+  expectGroupError(wide, "takes whole rows of a 2-d table of the normalized length 64");
   // The epilogue reading the prologue's sum: the kernel no longer holds it when it normalizes.
   OpDesc late = normGroup(DType::F32, 4, 64);
   late.body[4].args = {{false, 2}};
