@@ -230,6 +230,10 @@ def kiln_json(opts, command, plan, args, input_args, row, error_key):
         return None
 
 
+# `kiln compile` options that only choose how steps run: `kiln eval` does not take them.
+CODEGEN_ONLY_OPTIONS = ("--conv-kernels", "--target")
+
+
 def compare_report(opts, args, row, error_key):
     """The JSON object `kiln compare ... --json` prints, or None with the reason in row[error_key]."""
     code, out, err, _ = km.run_kiln(opts.kiln, ["compare"] + args + ["--json", "--top", "5", "--timing-cache",
@@ -259,9 +263,11 @@ def gpu_against_emulation(opts, onnx_path, plan, precision_args, input_args, out
     values where the difference grows."""
     dump = os.path.join(opts.work_dir, f"{os.path.basename(plan)}.emulation")
     shutil.rmtree(dump, ignore_errors=True)
+    # The pipeline's options, not codegen's (what runs a step changes nothing the interpreter computes).
+    pipeline_args = [a for a in shlex.split(opts.compile_args) if not a.startswith(CODEGEN_ONLY_OPTIONS)]
     code, _, err, _ = km.run_kiln(opts.kiln, ["eval", onnx_path, "--precision", row["precision"], "--quiet",
-                                              "--dump", dump] + precision_args + shlex.split(opts.compile_args) +
-                                  input_args, opts.step_timeout)
+                                              "--dump", dump] + precision_args + pipeline_args + input_args,
+                                  opts.step_timeout)
     if code != 0:
         row["gpu_vs_emulation_error"] = f"eval (exit {code}): {km.error_tail(err)}"
         return

@@ -10,6 +10,7 @@
 
 #include "codegen/OpDescription.h"
 #include "codegen/PlanBuilderImpl.h"
+#include "codegen/kernels/PointwiseConvInt8.h"
 #include "ir/KilnOps.h"
 #include "ir/ShapeRules.h"
 
@@ -187,7 +188,25 @@ llvm::Error PlanBuilderImpl::finishConvStep(mlir::Operation *operation, ConvLowe
     step.pads.assign(rank, 0);
   }
   step.y = defineResult(result, name, conv.y);
-  addStep(operation, name, operation->getName().getStringRef().str(), std::move(step));
+  std::string op = operation->getName().getStringRef().str();
+  if (options_.pointwiseConvInt8Kernels) {
+    PointwiseConvInt8 kernel;
+    if (!whyNoPointwiseConvInt8Kernel(plan_, step, kernel)) {
+      auto emitted = emitPointwiseConvInt8(kernel, EmitContext{kSymbolPlaceholder});
+      if (!emitted.isOk())
+        return opError(operation, emitted.status().message());
+      std::vector<std::optional<uint32_t>> operands = {step.x, step.w, step.scale};
+      if (step.bias)
+        operands.push_back(step.bias);
+      if (step.residual) {
+        operands.push_back(step.residual);
+        operands.push_back(step.residualScale);
+      }
+      operands.push_back(step.yScale);
+      return addKernelSteps(operation, emitted.value(), op, op + " '" + name + "'", operands, {step.y}, name);
+    }
+  }
+  addStep(operation, name, op, std::move(step));
   return llvm::Error::success();
 }
 

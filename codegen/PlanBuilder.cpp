@@ -25,9 +25,6 @@ llvm::Error statusError(const Status &status) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), status.message());
 }
 
-/// Placeholder prefix the emitters write; replaced by "k<N>_" once the source is known unique.
-constexpr const char *kSymbolPlaceholder = "KILN_SYMBOL_";
-
 std::string replaceAll(std::string text, const std::string &from, const std::string &to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
@@ -142,20 +139,27 @@ llvm::Error PlanBuilderImpl::emitKernelOp(mlir::Operation *source, const OpDesc 
   auto emitted = emitKernels(desc, EmitContext{kSymbolPlaceholder});
   if (!emitted.isOk())
     return statusError(emitted.status());
-  std::string &prefix = prefixOfSource_[emitted.value().source];
+  return addKernelSteps(source, emitted.value(), desc.op, desc.op + " '" + desc.name + "'", operands, results, stepName);
+}
+
+llvm::Error PlanBuilderImpl::addKernelSteps(mlir::Operation *source, const EmittedKernels &emitted,
+                                            const std::string &op, const std::string &opLabel,
+                                            const std::vector<std::optional<uint32_t>> &operands,
+                                            const std::vector<uint32_t> &results, const std::string &stepName) {
+  std::string &prefix = prefixOfSource_[emitted.source];
   if (prefix.empty()) {
     prefix = "k" + std::to_string(kernelCount_++) + "_";
-    programSource_ += replaceAll(emitted.value().source, kSymbolPlaceholder, prefix);
+    programSource_ += replaceAll(emitted.source, kSymbolPlaceholder, prefix);
     programSource_ += "\n";
   }
   std::vector<uint32_t> scratch;
-  for (auto [i, bytes] : llvm::enumerate(emitted.value().scratchBytes)) {
+  for (auto [i, bytes] : llvm::enumerate(emitted.scratchBytes)) {
     TensorDesc raw; // scratch space is untyped: u8[bytes]
     raw.dtype = DType::U8;
     raw.shape = {static_cast<int64_t>(bytes)};
     scratch.push_back(newArenaBuffer(stepName + "#scratch" + std::to_string(i), raw));
   }
-  for (const KernelLaunch &launch : emitted.value().launches) {
+  for (const KernelLaunch &launch : emitted.launches) {
     plan::KernelStep step;
     step.image = 0;
     step.function = replaceAll(launch.function, kSymbolPlaceholder, prefix);
@@ -171,14 +175,14 @@ llvm::Error PlanBuilderImpl::emitKernelOp(mlir::Operation *source, const OpDesc 
                                                            : scratch.size();
       if (arg.index >= limit || (arg.kind == KernelArg::Kind::Operand && !operands[arg.index]))
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       desc.op + " '" + desc.name + "': internal: kernel " + launch.function +
+                                       opLabel + ": internal: kernel " + launch.function +
                                            " takes " + what + " " + std::to_string(arg.index) +
                                            ", which the op does not have");
       step.args.push_back(arg.kind == KernelArg::Kind::Operand  ? *operands[arg.index]
                           : arg.kind == KernelArg::Kind::Result ? results[arg.index]
                                                                 : scratch[arg.index]);
     }
-    addStep(source, stepName, desc.op, std::move(step));
+    addStep(source, stepName, op, std::move(step));
   }
   return llvm::Error::success();
 }

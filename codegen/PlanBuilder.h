@@ -31,6 +31,10 @@ struct CompileOptions {
   std::vector<std::string> precisionOverrides;
   std::string precisionChoice;
   std::string modelName;  // recorded in the plan (file name only)
+  /// INT8 1x1 convolutions that a kernel of our own can run (codegen/kernels/
+  /// PointwiseConvInt8.h: ResNet's expanding convs with their int8 residual) run as that
+  /// generated kernel instead of a cuDNN graph (`kiln compile --conv-kernels=generated`).
+  bool pointwiseConvInt8Kernels = false;
   uint32_t smVersion = 90;
   bool emitPtx = true;
   std::function<void(const std::string &)> progress; // one line per phase; may be empty

@@ -35,6 +35,10 @@ llvm::Expected<unsigned> groupInputOf(FusionGroupOp group, mlir::Value value);
 /// layer's scales.
 llvm::Expected<std::vector<double>> groupConstantFloats(FusionGroupOp group, mlir::Value value);
 
+/// Stands for a kernel's symbol prefix in emitted source until the source is added to the
+/// program under the prefix of its first use ("k17_").
+inline constexpr const char *kSymbolPlaceholder = "KILN_SYMBOL_";
+
 class PlanBuilderImpl {
 public:
   explicit PlanBuilderImpl(const CompileOptions &options) : options_(options) {}
@@ -60,6 +64,11 @@ public:
   llvm::Error emitKernelOp(mlir::Operation *source, const OpDesc &desc,
                            const std::vector<std::optional<uint32_t>> &operands, const std::vector<uint32_t> &results,
                            const std::string &stepName);
+  /// Adds the steps of kernels an emitter gave for the op `opLabel` ("kiln.pad 'x/pad'", for
+  /// messages), as emitKernelOp does; `op` is the steps' kiln op.
+  llvm::Error addKernelSteps(mlir::Operation *source, const EmittedKernels &emitted, const std::string &op,
+                             const std::string &opLabel, const std::vector<std::optional<uint32_t>> &operands,
+                             const std::vector<uint32_t> &results, const std::string &stepName);
   /// Appends a step `name` of kiln op `op` that covers the ONNX nodes of `source`'s location
   /// (several for a fused op; none when `source` is null, as for a copy to an output).
   void addStep(mlir::Operation *source, std::string name, std::string op, plan::StepParams params) {

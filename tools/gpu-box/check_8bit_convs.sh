@@ -9,6 +9,10 @@
 #      groups first, then all)
 #   4. ResNet-50 b256 in bf16, fp8 and int8 beside torch.compile bf16 (bench/gpu_suite.py)
 #   5. (only when STEPS names `probes`) the conv kernel probes against cuDNN (probe_8bit.sh)
+#   5b. (only when STEPS names them) `conv-kernels`: the generated INT8 1x1 kernel
+#      (--conv-kernels=generated) against the interpreter (tests/gpu/check_conv_kernels.py);
+#      `bench-conv-kernels`: ResNet-50 b256 int8 with cuDNN's convs, then with the generated
+#      kernel, each beside torch.compile bf16
 #   6. (only when SUITE_MODELS is set) those suite cells, e.g. vit_b_16:64,resnet50:1, in bf16,
 #      fp8 and int8 beside torch.compile bf16, with kiln compare's culprits for 8-bit plans at b1
 # Logs and the suite's JSON go to $OUT. STEPS=fp8-convs,qdq-mlp,... runs only the steps named
@@ -49,10 +53,20 @@ step 40 gather-groups python3 tests/gpu/check_generated_kernels.py --kiln build-
 step 60 generated-kernels python3 tests/gpu/check_generated_kernels.py --kiln build-gpu/kiln
 step 300 bench python3 bench/gpu_suite.py --kiln build-gpu/kiln --results-dir "$OUT" --models resnet50:256 \
   --precisions bf16,fp8,int8 --tag 8bit-convs-resnet50-b256
-# Conv kernels of our own against cuDNN (bench/conv1x1_int8_probe.cu, stem_conv_probe.cu; their
+# cuDNN's 1x1 INT8 graphs and the stem kernel of our own against cuDNN (bench/stem_conv_probe.cu; its
 # binaries in build-gpu/probes, carried beside build-gpu/kiln). Only when STEPS names it.
 if [[ ",${STEPS:-}," == *",probes,"* ]]; then
   step 150 probes bash tools/gpu-box/probe_8bit.sh conv1x1 stem
+fi
+if [[ ",${STEPS:-}," == *",conv-kernels,"* ]]; then
+  step 150 conv-kernels python3 tests/gpu/check_conv_kernels.py --kiln build-gpu/kiln
+fi
+if [[ ",${STEPS:-}," == *",bench-conv-kernels,"* ]]; then
+  STEPS="" step 200 bench-cudnn-convs python3 bench/gpu_suite.py --kiln build-gpu/kiln --results-dir "$OUT" \
+    --models resnet50:256 --precisions int8 --tag resnet50-b256-int8-cudnn-convs
+  STEPS="" step 200 bench-generated-convs python3 bench/gpu_suite.py --kiln build-gpu/kiln --results-dir "$OUT" \
+    --models resnet50:256 --precisions int8 --compile-args=--conv-kernels=generated \
+    --tag resnet50-b256-int8-generated-convs
 fi
 if [ -n "${SUITE_MODELS:-}" ]; then
   suite_seconds=$(( $(left) - 150 ))

@@ -2,8 +2,9 @@
 # On the GPU box, after tools/gpu-box/stage.sh: which 8-bit cuDNN convolution graphs and
 # cuBLASLt GEMMs run for the suite's shapes and how fast against bf16 (bench/conv8_probe.cpp,
 # bench/gemm8_probe.cpp), into $OUT/conv8-probe.txt and $OUT/gemm8-probe.txt; `conv1x1` runs
-# bench/conv1x1_int8_probe.cu (a kernel of our own for ResNet's memory-bound INT8 1x1 convs with
-# a residual) and cuDNN's INT8 graphs of the same shapes, into $OUT/conv1x1-probe.txt; `stem`
+# cuDNN's INT8 graphs of ResNet's memory-bound 1x1 convs with a residual, into
+# $OUT/conv1x1-probe.txt (the kernel of our own for them is a plan step now: `kiln compile
+# --conv-kernels=generated`, timed per step by check_8bit_convs.sh's bench-conv-kernels); `stem`
 # runs bench/stem_conv_probe.cu (ResNet's s2d stem as an implicit GEMM of our own) and cuDNN's
 # bf16 graph of it, into $OUT/stem-probe.txt.
 #   tools/gpu-box/probe_8bit.sh [conv|gemm|conv1x1|stem ...]   (default: gemm and conv)
@@ -13,7 +14,6 @@ status=0
 for which in ${@:-gemm conv}; do
   if [ "$which" = conv1x1 ]; then
     nvidia-smi --query-gpu=name --format=csv,noheader > "$OUT/conv1x1-probe.txt"
-    build-gpu/probes/conv1x1_int8_probe 2>&1 | tee -a "$OUT/conv1x1-probe.txt" || status=1
     for shape in "l1 1x1 64->256" "l2 1x1 128->512"; do
       build-gpu/probes/conv8_probe "$shape" "int8 *s[k]+bias+" 2>&1 | tee -a "$OUT/conv1x1-probe.txt" || status=1
     done

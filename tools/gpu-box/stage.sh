@@ -5,7 +5,7 @@
 #   build-gpu/tests/*         the GPU test binaries (runtime-only build, ctest label `gpu`)
 #   build-gpu/node-tests.tgz  the in-scope ONNX node tests (libonnx-testdata is not on the box)
 #   build-gpu/probes/*        the 8-bit cuDNN/cuBLASLt probes (bench/*_probe.cpp) and the conv
-#                             kernels of our own (bench/conv1x1_int8_probe.cu, stem_conv_probe.cu)
+#                             stem kernel of our own (bench/stem_conv_probe.cu)
 # Then, on the box: tools/gpu-box/check_gpu.sh (tests, node tests on the GPU, models).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -48,6 +48,5 @@ probe() { # name, extra nvcc arguments
 probe conv8_probe -Ithird_party/cudnn-frontend/include -lcudnn -lnvrtc
 probe conv8_check_probe -Ithird_party/cudnn-frontend/include -lcudnn -lnvrtc
 probe gemm8_probe -lcublasLt
-probe conv1x1_int8_probe
 probe stem_conv_probe
 du -sh "$STAGE"/* | sed 's/^/staged: /'

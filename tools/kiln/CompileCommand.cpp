@@ -111,6 +111,16 @@ public:
                cl::sub(sub), cl::cat(categories.output)),
         quiet("quiet", cl::desc("No progress, summary or remarks on stderr"), cl::sub(sub),
               cl::cat(categories.output)),
+        convKernels("conv-kernels", cl::init(ConvKernels::Cudnn),
+                    cl::desc("What runs the INT8 1x1 convolutions a kernel of our own can run (C a\n"
+                             "multiple of 32 up to 256, K of 256, stride 1, int8 out, an int8 residual\n"
+                             "or none, ReLU or none: ResNet's expanding convs)"),
+                    cl::values(clEnumValN(ConvKernels::Cudnn, "cudnn", "cuDNN graphs, timed at load (default)"),
+                               clEnumValN(ConvKernels::Generated, "generated",
+                                          "the generated kernel (mma.sync, weights in shared memory);\n"
+                                          "experimental: not yet run on a GPU, neither its speed against\n"
+                                          "cuDNN's nor its values (tests/gpu/check_conv_kernels.py)")),
+                    cl::sub(sub), cl::cat(categories.optimization)),
         maxError("max-error", cl::value_desc("e"),
                  cl::desc("--precision auto: the output error allowed, max |out - ref| / max |ref|\n"
                           "against strict fp32 on the calibration inputs (e.g. 1e-3)"),
@@ -150,6 +160,7 @@ public:
     codegen::CompileOptions options;
     options.precisionOverrides = precisionOverrideList(pipelineOptions);
     options.smVersion = target;
+    options.pointwiseConvInt8Kernels = convKernels == ConvKernels::Generated;
     options.modelName = llvm::sys::path::filename(model.path()).str();
     if (!quiet)
       options.progress = [this](const std::string &line) { llvm::errs() << prefix() << ": " << line << "\n"; };
@@ -232,6 +243,8 @@ private:
   cl::opt<std::string> output;
   cl::opt<unsigned, false, TargetParser> target;
   cl::opt<bool> quiet;
+  enum class ConvKernels { Cudnn, Generated };
+  cl::opt<ConvKernels> convKernels;
   cl::opt<double> maxError;
   cl::opt<double> errorHeadroom;
   cl::opt<std::string> precisionReport;
