@@ -878,7 +878,30 @@ struct ExpandIntoBroadcasts : OpRewritePattern<ExpandOp> {
   }
 };
 
+/// gather(x, [0, 1, ..., n - 1]) along an axis of size n is x reshaped.
+struct GatherOfEveryIndexInOrder : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op, PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> input = shapeOf(op.getInput());
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    if (axis < 0 || axis >= static_cast<int64_t>(input.size()))
+      return failure();
+    std::optional<SmallVector<int64_t>> indices = constantInts(op.getIndices());
+    if (!indices || static_cast<int64_t>(indices->size()) != input[axis])
+      return failure();
+    for (auto [position, index] : llvm::enumerate(*indices))
+      if (index != static_cast<int64_t>(position))
+        return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getOutput().getType(), op.getInput());
+    return success();
+  }
+};
+
 } // namespace
+
+void GatherOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<GatherOfEveryIndexInOrder>(context);
+}
 
 void ExpandOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
   patterns.add<ExpandIntoBroadcasts>(context);

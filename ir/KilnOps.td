@@ -512,9 +512,15 @@ def Kiln_SliceOp : Kiln_Op<"slice", [Pure]> {
 
 def Kiln_GatherOp : Kiln_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   let summary = "takes slices of `input` along `axis` at `indices` (negative wraps)";
+  let description = [{
+    Canonicalization: a gather at the constant indices 0, 1, ..., n - 1 (in order, n the size
+    of `axis`) moves every slice to where it already is: a kiln.reshape (a view). BERT's export
+    gathers its flattened attention mask this way.
+  }];
   let arguments = (ins Kiln_Tensor:$input, Kiln_IndexTensor:$indices, I64Attr:$axis);
   let results = (outs Kiln_Tensor:$output);
   let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasCanonicalizer = 1;
 }
 
 def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Pure, InferTypeOpAdaptor]> {
