@@ -11,8 +11,9 @@
 #   5. (only when STEPS names `probes`) the conv kernel probes against cuDNN (probe_8bit.sh)
 #   5b. (only when STEPS names them) `conv-kernels`: the generated INT8 1x1 kernel
 #      (--conv-kernels=generated) against the interpreter (tests/gpu/check_conv_kernels.py);
-#      `bench-conv-kernels`: ResNet-50 b256 int8 with cuDNN's convs, then with the generated
-#      kernel, each beside torch.compile bf16
+#      `bench-conv-kernels`: ResNet-50 b256 int8 with cuDNN's convs beside torch.compile bf16,
+#      then with the generated kernel on the same warm GPU (no second torch.compile: compare the
+#      two kiln rows, and the second against the first row's anchor)
 #   6. (only when SUITE_MODELS is set) those suite cells, e.g. vit_b_16:64,resnet50:1, in bf16,
 #      fp8 and int8 beside torch.compile bf16, with kiln compare's culprits for 8-bit plans at b1
 # Logs and the suite's JSON go to $OUT. STEPS=fp8-convs,qdq-mlp,... runs only the steps named
@@ -65,7 +66,7 @@ if [[ ",${STEPS:-}," == *",bench-conv-kernels,"* ]]; then
   STEPS="" step 200 bench-cudnn-convs python3 bench/gpu_suite.py --kiln build-gpu/kiln --results-dir "$OUT" \
     --models resnet50:256 --precisions int8 --tag resnet50-b256-int8-cudnn-convs
   STEPS="" step 200 bench-generated-convs python3 bench/gpu_suite.py --kiln build-gpu/kiln --results-dir "$OUT" \
-    --models resnet50:256 --precisions int8 --compile-args=--conv-kernels=generated \
+    --models resnet50:256 --precisions int8 --compile-args=--conv-kernels=generated --skip-torch-compile \
     --tag resnet50-b256-int8-generated-convs
 fi
 if [ -n "${SUITE_MODELS:-}" ]; then
