@@ -6,6 +6,7 @@
 #include "codegen/OpDescription.h"
 #include "codegen/PlanBuilderImpl.h"
 #include "codegen/kernels/Nvrtc.h"
+#include "codegen/kernels/WhereInPlace.h"
 #include "ir/KilnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -230,6 +231,12 @@ llvm::Error PlanBuilderImpl::lowerGeneric(mlir::Operation *op, int64_t index) {
     }
     results.push_back(bufferOf_.count(result) ? bufferOf_[result] : defineResult(result, resultName, desc->results[i]));
   }
+  // A where run over the bytes of the operand it keeps writes only the rows it changes.
+  if (llvm::isa<WhereOp>(op))
+    for (size_t kept : {1, 2})
+      if (operands[kept] && storageOf_[results[0]] >= 0 && storageOf_[results[0]] == storageOf_[*operands[kept]])
+        if (std::optional<EmittedKernels> emitted = emitWhereInPlace(*desc, kept, EmitContext{kSymbolPlaceholder}))
+          return addKernelSteps(op, *emitted, desc->op, desc->op + " '" + desc->name + "'", operands, results, name);
   return emitKernelOp(op, *desc, operands, results, name);
 }
 
