@@ -51,6 +51,10 @@ step 30 e4m3-max-pools python3 tests/gpu/check_generated_kernels.py --kiln build
   --only pool_last_max_pool_k3s2_f8E4M3FN,pool_last_max_pool_k23d2ceil_f8E4M3FN
 # The gather groups (ResNet's stem input; vectorized stores since 2026-12-08).
 step 40 gather-groups python3 tests/gpu/check_generated_kernels.py --kiln build-gpu/kiln --only gather_
+# The kernels new on 2026-12-08 (BERT's embedding lookup in its norm group, the in-place
+# where after attention) before the whole set.
+step 40 new-kernels python3 tests/gpu/check_generated_kernels.py --kiln build-gpu/kiln \
+  --only norm_group_embedding_,softmax_where_in_place_
 step 60 generated-kernels python3 tests/gpu/check_generated_kernels.py --kiln build-gpu/kiln
 step 300 bench python3 bench/gpu_suite.py --kiln build-gpu/kiln --results-dir "$OUT" --models resnet50:256 \
   --precisions bf16,fp8,int8 --tag 8bit-convs-resnet50-b256
