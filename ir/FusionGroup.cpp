@@ -26,12 +26,16 @@ bool isPerTensorQuantization(Operation *op) {
 
 bool isGroupElementwise(Operation *op) { return isElementwiseMap(op) || isPerTensorQuantization(op); }
 
-bool isRowGather(Operation *op, int64_t layerNormSize) {
+bool isRowGather(Operation *op, LayerNormOp norm) {
   auto gather = llvm::dyn_cast<GatherOp>(op);
-  if (!gather || gather.getAxis() != 0)
+  if (!gather || !norm || gather.getAxis() != 0)
     return false;
+  auto shape = llvm::cast<RankedTensorType>(norm.getInput().getType()).getShape();
+  int64_t rowSize = 1;
+  for (int64_t d = static_cast<int64_t>(norm.getAxis()); d < static_cast<int64_t>(shape.size()); ++d)
+    rowSize *= shape[d];
   auto table = llvm::cast<RankedTensorType>(gather.getInput().getType());
-  return table.getRank() == 2 && llvm::isa<FloatType>(table.getElementType()) && table.getDimSize(1) == layerNormSize;
+  return table.getRank() == 2 && llvm::isa<FloatType>(table.getElementType()) && table.getDimSize(1) == rowSize;
 }
 
 namespace {
@@ -148,17 +152,14 @@ LogicalResult verifyConvBody(FusionGroupOp group) {
 /// broadcasts to it; every result is a value of that shape the body computes.
 LogicalResult verifyNormBody(FusionGroupOp group) {
   Block &block = group.getBody().front();
-  // The normalized row's length, which a row gather's table rows must have.
-  int64_t rowSize = 0;
-  for (LayerNormOp ln : block.getOps<LayerNormOp>()) {
-    auto shape = llvm::cast<RankedTensorType>(ln.getInput().getType()).getShape();
-    rowSize = 1;
-    for (int64_t d = static_cast<int64_t>(ln.getAxis()); d < static_cast<int64_t>(shape.size()); ++d)
-      rowSize *= shape[d];
-  }
+  // The layer_norm whose rows a row gather's table rows must match (the last, as a group holds
+  // one: a second is an error below).
+  LayerNormOp normalized;
+  for (LayerNormOp ln : block.getOps<LayerNormOp>())
+    normalized = ln;
   LayerNormOp norm;
   for (Operation &op : block.without_terminator()) {
-    if (auto gather = llvm::dyn_cast<GatherOp>(op); gather && isRowGather(gather, rowSize)) {
+    if (auto gather = llvm::dyn_cast<GatherOp>(op); gather && isRowGather(gather, normalized)) {
       if (norm)
         return op.emitOpError() << "in a norm fusion group must come before its layer_norm";
       if (!llvm::isa<BlockArgument>(gather.getInput()) || !llvm::isa<BlockArgument>(gather.getIndices()))

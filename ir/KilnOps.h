@@ -43,15 +43,19 @@ bool isPerTensorQuantization(mlir::Operation *op);
 /// per-axis parameters follow `axis`, not broadcasting).
 bool isGroupElementwise(mlir::Operation *op);
 
-/// Whether `op` is a kiln.gather of whole rows of a float 2-d table (axis 0: an embedding
-/// lookup), the one gather a norm fusion group's prologue may hold: it reads its rows where
-/// the group's kernel reads the row it normalizes, `layerNormSize` (the product of the
-/// normalized axes) being the table's row length.
-bool isRowGather(mlir::Operation *op, int64_t layerNormSize);
-
 } // namespace kiln
 
 #define GET_OP_CLASSES
 #include "ir/KilnOps.h.inc"
+
+namespace kiln {
+
+/// Whether `op` is a kiln.gather of whole rows of a float 2-d table (axis 0: an embedding
+/// lookup) whose rows are as long as the rows `norm` normalizes (the product of its
+/// normalized axes): the one gather a norm fusion group's prologue may hold, its kernel reading
+/// the table rows where it reads the row it normalizes. False without a norm.
+bool isRowGather(mlir::Operation *op, LayerNormOp norm);
+
+} // namespace kiln
 
 #endif // KILN_IR_KILNOPS_H

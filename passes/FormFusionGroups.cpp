@@ -228,15 +228,12 @@ struct FormFusionGroupsPass : impl::FormFusionGroupsBase<FormFusionGroupsPass> {
   /// embeddings, 12.6 MB of f32 at b32) for the group to read back. Null when there is none.
   static GatherOp rowGatherFeeding(const llvm::SetVector<Operation *> &members, LayerNormOp norm) {
     auto shape = llvm::cast<RankedTensorType>(norm.getInput().getType()).getShape();
-    int64_t axis = static_cast<int64_t>(norm.getAxis()), size = 1;
-    for (int64_t d = axis; d < static_cast<int64_t>(shape.size()); ++d)
-      size *= shape[d];
     llvm::SmallVector<Operation *> readers(members.begin(), members.end());
     readers.push_back(norm);
     for (Operation *reader : readers)
       for (Value operand : reader->getOperands()) {
         auto gather = operand.getDefiningOp<GatherOp>();
-        if (!gather || !isRowGather(gather, size) ||
+        if (!gather || !isRowGather(gather, norm) ||
             llvm::cast<RankedTensorType>(gather.getType()).getShape() != shape ||
             !llvm::all_of(gather->getUsers(), [&](Operation *user) { return user == norm || members.contains(user); }))
           continue;

@@ -589,7 +589,6 @@ StatusOr<EmittedKernels> emitNormGroup(const OpDesc &group, const EmitContext &c
     if (g.args.size() != 2 || !g.args[0].isInput || !g.args[1].isInput)
       return g.op.error("internal: a norm group's gather reads its table and indices from group inputs");
     const TensorDesc &table = *group.operands[g.args[0].index], &indices = *group.operands[g.args[1].index];
-    std::vector<int64_t> rowShape(x.shape.begin(), x.shape.end() - 1);
     if (table.shape.size() != 2 || table.shape[1] != norm.value().size || g.op.attrInt("axis", 0) != 0 ||
         g.op.results[0].shape != x.shape || g.op.results[0].dtype != table.dtype || indices.numElements() != norm.value().rows)
       return g.op.error("internal: a norm group's gather takes whole rows of a 2-d table of the normalized length " +

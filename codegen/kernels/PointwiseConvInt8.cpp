@@ -126,12 +126,11 @@ extern "C" __global__ void __launch_bounds__(256, 2) @FN@(@PARAMS@) {
 }
 )CUDA";
 
-constexpr std::string_view kLoadResidual = R"CUDA(  if (residual)
-    for (int i = threadIdx.x; i < 64 * 256 / 16; i += 256) {
-      int row = i / 16, col = (i % 16) * 16;
-      bool inside = p0 + row < @PIXELS@;
-      @FN@_copy16(sR + row * kRowR + col, residual + (inside ? p0 + row : 0) * @K@ + n0 + col, inside);
-    }
+constexpr std::string_view kLoadResidual = R"CUDA(  for (int i = threadIdx.x; i < 64 * 256 / 16; i += 256) {
+    int row = i / 16, col = (i % 16) * 16;
+    bool inside = p0 + row < @PIXELS@;
+    @FN@_copy16(sR + row * kRowR + col, residual + (inside ? p0 + row : 0) * @K@ + n0 + col, inside);
+  }
 )CUDA";
 
 } // namespace

@@ -5,10 +5,9 @@
 // [pixels, C] x [C, K] with a short reduction. cuDNN's best INT8 graph with the residual ran
 // layer1's at about 36% of DRAM bandwidth on an H100 (0.379 ms at b256, three of them: the
 // largest steps of the INT8 plan after the stem). This kernel: persistent blocks of 256
-// threads, each keeping a
-// 256-channel slice of the weights in shared memory and taking 64 pixels at a time, the next
-// tile's input and residual in flight (cp.async) while this one's mma.sync m16n8k32 s8 products
-// and epilogue run, the tile leaving with 16-byte stores.
+// threads, each keeping a 256-channel slice of the weights in shared memory and taking 64
+// pixels at a time, the next tile's input and residual in flight (cp.async) while this one's
+// mma.sync m16n8k32 s8 products and epilogue run, the tile leaving with 16-byte stores.
 //
 // The epilogue is the ConvStep's: y = saturate(round((sum * scale[k] + bias[k] + residual *
 // residualScale) -> ReLU) * yScale)), in f32, rounding half to even.

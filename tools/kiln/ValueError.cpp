@@ -11,15 +11,12 @@ namespace kiln::cli {
 ValueError measureError(llvm::ArrayRef<double> a, llvm::ArrayRef<double> b) {
   ValueError e;
   double aMax = 0, dot = 0, aa = 0, bb = 0;
-  bool nonFiniteMismatch = false;
   for (size_t k = 0; k < a.size(); ++k) {
     double x = a[k], y = b[k];
     if (!std::isfinite(x) || !std::isfinite(y)) {
       // inf - inf would be NaN: the same non-finite value on both sides matches, anything else
-      // is an error of its own, made to show as one.
-      bool same = (std::isnan(x) && std::isnan(y)) || x == y;
-      nonFiniteMismatch |= !same;
-      if (!same)
+      // is an error of its own, made to show as one (the only way maxAbs becomes infinite).
+      if (!((std::isnan(x) && std::isnan(y)) || x == y))
         e.maxAbs = INFINITY;
       continue;
     }
@@ -30,7 +27,7 @@ ValueError measureError(llvm::ArrayRef<double> a, llvm::ArrayRef<double> b) {
     bb += y * y;
   }
   e.maxRel = aMax > 0 ? e.maxAbs / aMax : e.maxAbs;
-  if (nonFiniteMismatch)
+  if (std::isinf(e.maxAbs))
     e.cosine = 0;
   else
     e.cosine = aa > 0 && bb > 0 ? dot / std::sqrt(aa * bb) : (aa == bb ? 1.0 : 0.0);
