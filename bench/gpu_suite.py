@@ -216,18 +216,23 @@ def torch_rows(opts, name, model, inputs, reference, rows, device):
 # ---------------------------------------------------------------------------------------------
 # Kiln side
 
-def kiln_json(opts, command, plan, args, input_args, row, error_key):
-    """The JSON object `kiln <command> plan --json` prints, or None with the reason in row[error_key]."""
-    code, out, err, _ = km.run_kiln(opts.kiln, [command, plan, "--json", "--quiet", "--timing-cache",
-                                                opts.timing_cache] + args + input_args, opts.step_timeout)
+def json_of_kiln(opts, argv, row, error_key):
+    """The JSON object `kiln <argv>` prints last, or None with the reason in row[error_key]."""
+    code, out, err, _ = km.run_kiln(opts.kiln, argv, opts.step_timeout)
     if code != 0:
-        row[error_key] = f"{command} (exit {code}): {km.error_tail(err)}"
+        row[error_key] = f"{argv[0]} (exit {code}): {km.error_tail(err)}"
         return None
     try:
         return json.loads(out.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        row[error_key] = f"{command}: no JSON in its output: {out.strip()[-200:]}"
+        row[error_key] = f"{argv[0]}: no JSON in its output: {out.strip()[-200:]}"
         return None
+
+
+def kiln_json(opts, command, plan, args, input_args, row, error_key):
+    """The JSON object `kiln <command> plan --json` prints, or None with the reason in row[error_key]."""
+    return json_of_kiln(opts, [command, plan, "--json", "--quiet", "--timing-cache", opts.timing_cache] + args +
+                        input_args, row, error_key)
 
 
 # `kiln compile` options that only choose how steps run: `kiln eval` does not take them.
@@ -236,16 +241,8 @@ CODEGEN_ONLY_OPTIONS = ("--conv-kernels", "--target")
 
 def compare_report(opts, args, row, error_key):
     """The JSON object `kiln compare ... --json` prints, or None with the reason in row[error_key]."""
-    code, out, err, _ = km.run_kiln(opts.kiln, ["compare"] + args + ["--json", "--top", "5", "--timing-cache",
-                                                                     opts.timing_cache], opts.step_timeout)
-    if code != 0:
-        row[error_key] = f"compare (exit {code}): {km.error_tail(err)}"
-        return None
-    try:
-        return json.loads(out.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        row[error_key] = f"compare: no JSON in its output: {out.strip()[-200:]}"
-        return None
+    return json_of_kiln(opts, ["compare"] + args + ["--json", "--top", "5", "--timing-cache", opts.timing_cache],
+                        row, error_key)
 
 
 def culprit_rows(report):
